@@ -1,0 +1,46 @@
+# passhat — two commands on a fresh machine:
+#   make demo   install into the repo, run the example suite against the scripted model, print pass^k
+#   make test   install the same, run the whole test suite
+SHELL := /bin/bash
+VENV := .venv
+PY := $(CURDIR)/$(VENV)/bin/python
+export PATH := $(CURDIR)/node_modules/.bin:$(CURDIR)/$(VENV)/bin:$(PATH)
+export PROMPTFOO_PYTHON := $(PY)
+export PROMPTFOO_DISABLE_TELEMETRY := 1
+export PROMPTFOO_DISABLE_UPDATE := 1
+
+REPEAT ?= 10
+JOBS ?= 2
+SCRIPT ?= flaky:0.7
+PYTEST_ARGS ?=
+
+.PHONY: install demo demo-real test test-fast bench clean
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+install: $(VENV)/.installed node_modules/.installed
+
+demo: install
+	REPEAT=$(REPEAT) JOBS=$(JOBS) SCRIPT=$(SCRIPT) scripts/demo.sh
+
+demo-real: install
+	REPEAT=$(REPEAT) JOBS=$(JOBS) PASSHAT_REAL_CLAUDE=1 scripts/demo.sh --real
+
+test: install
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-fast: install
+	$(PY) -m pytest -m "not e2e" $(PYTEST_ARGS)
+
+bench: install
+	$(PY) bench/trial_overhead.py
+
+clean:
+	rm -rf .passhat results.json

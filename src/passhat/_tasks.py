@@ -1,0 +1,228 @@
+"""Load and validate tasks: ``tasks/<id>/{task.yaml, repo/, solution.patch}``.
+
+Every problem is one :class:`TaskError` naming the file, the field, the value and the fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from passhat._errors import TaskError
+
+Tier = Literal["simple", "medium", "complex", "very-complex"]
+
+_ADD_HINTS = {
+    "id": "add `id: <the folder name>`",
+    "description": "add a one-line `description:`",
+    "tier": "add `tier:` (simple, medium, complex or very-complex)",
+    "prompt": "add the `prompt:` the agent receives",
+    "graders": "add `graders:` with at least one item, e.g. `- type: tests`",
+    "type": "add it, e.g. `type: tests`",
+    "command": "a tests grader needs the shell command to run at the repo root, e.g. `command: npm test`",
+}
+_TYPE_NAMES = {"string": "a string", "number": "a number", "array": "a list", "object": "a mapping"}
+
+
+@dataclass(frozen=True)
+class Task:
+    """One validated task. Paths are absolute; ``version`` changes whenever task.yaml or repo/ changes."""
+
+    id: str
+    description: str
+    tier: Tier
+    prompt: str
+    setup: str | None
+    solution: Path
+    graders: tuple[dict[str, Any], ...]
+    dir: Path
+    version: str
+    timeout_s: float | None = None
+    tags: tuple[str, ...] = ()
+    language: str | None = None
+
+    @property
+    def repo(self) -> Path:
+        """The frozen repository the agent starts from."""
+        return self.dir / "repo"
+
+
+def load_task(path: str | Path) -> Task:
+    """Load the task folder ``path`` (or its task.yaml), raising TaskError on any problem."""
+    path = Path(path)
+    file = path if path.name == "task.yaml" and path.is_file() else path / "task.yaml"
+    if not file.is_file():
+        msg = f"{file}: not found; a task is a folder holding task.yaml, repo/ and solution.patch"
+        raise TaskError(msg)
+    raw = file.read_bytes()
+    data = _parse_yaml(file, raw)
+    _validate(file, data)
+
+    folder = file.parent.resolve()
+    if data["id"] != folder.name:
+        msg = (
+            f"{file}: field 'id': {data['id']!r} does not match the folder name {folder.name!r}; "
+            f"set `id: {folder.name}` or rename the folder"
+        )
+        raise TaskError(msg)
+    repo = folder / "repo"
+    if not repo.is_dir():
+        msg = f"{file}: the task has no repo/ folder ({repo}); put the repository the agent starts from there"
+        raise TaskError(msg)
+    solution_name = data.get("solution", "solution.patch")
+    solution = (folder / solution_name).resolve()
+    if not solution.is_relative_to(folder) or not solution.is_file():
+        msg = (
+            f"{file}: field 'solution': {solution_name!r} is not a file inside the task folder ({solution}); "
+            "add the reference patch (`git diff --cached --binary` at the repo root) or fix the field"
+        )
+        raise TaskError(msg)
+
+    return Task(
+        id=data["id"],
+        description=data["description"],
+        tier=data["tier"],
+        prompt=data["prompt"],
+        setup=data.get("setup"),
+        solution=solution,
+        graders=tuple(dict(g) for g in data["graders"]),
+        dir=folder,
+        version=_content_version(raw, repo),
+        timeout_s=data.get("timeout_s"),
+        tags=tuple(data.get("tags", ())),
+        language=data.get("language"),
+    )
+
+
+def load_tasks(root: str | Path, only: Sequence[str] | None = None) -> list[Task]:
+    """Load every task folder under ``root`` (or just the ids in ``only``), sorted by id."""
+    root = Path(root)
+    if not root.is_dir():
+        msg = f"{root}: no such tasks folder; pass the folder holding one subfolder per task"
+        raise TaskError(msg)
+    found = sorted(p.name for p in root.iterdir() if (p / "task.yaml").is_file())
+    if not found:
+        msg = f"{root}: no tasks found; each task is a subfolder holding task.yaml, repo/ and solution.patch"
+        raise TaskError(msg)
+    if only is not None:
+        wanted = [only] if isinstance(only, str) else list(only)
+        unknown = [t for t in wanted if t not in found]
+        if unknown:
+            msg = f"{root}: no task {', '.join(map(repr, unknown))}; the tasks there are: {', '.join(found)}"
+            raise TaskError(msg)
+        found = sorted(set(wanted))
+    return sorted((load_task(root / name) for name in found), key=lambda t: t.id)
+
+
+def _parse_yaml(file: Path, raw: bytes) -> Any:
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or str(e)
+        msg = (
+            f"{file}: YAML syntax error{where}: {problem}; fix the YAML "
+            "(check the indentation, and quote values that contain ': ' or start with a special character)"
+        )
+        raise TaskError(msg) from None
+    return data
+
+
+@functools.cache
+def _validator() -> Any:
+    import jsonschema
+
+    schema = json.loads(resources.files("passhat").joinpath("schemas/task.schema.json").read_text("utf-8"))
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _validate(file: Path, data: Any) -> None:
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator().iter_errors(data))
+    if error is not None:
+        raise TaskError(f"{file}: {_describe(error)}") from None
+
+
+def _describe(error: Any) -> str:
+    """One sentence for a jsonschema error: field, value, fix."""
+    path = list(error.absolute_path)
+    field, value, kind = _field(path), _show(error.instance), error.validator
+    if not path and kind == "type":
+        return f"the file must be a mapping of fields (id, description, tier, prompt, graders), not {value}"
+    if kind == "required":
+        missing = [k for k in error.validator_value if k not in error.instance]
+        name = _field([*path, missing[0]])
+        inside = f" ({field} is {value})" if path else ""
+        return f"field '{name}' is missing{inside}; {_ADD_HINTS.get(missing[0], 'add it')}"
+    if kind == "additionalProperties":
+        allowed = list(error.schema.get("properties", {}))
+        extra = next(k for k in error.instance if k not in allowed)
+        close = difflib.get_close_matches(str(extra), allowed, n=1)
+        fix = f"rename it to '{close[0]}'" if close else f"remove it (allowed: {', '.join(allowed)})"
+        if close:
+            fix += " or remove it"
+        shown = _show(error.instance[extra])
+        return f"field '{_field([*path, extra])}' is not a known field (value {shown}); {fix}"
+    if kind == "enum":
+        options = ", ".join(map(str, error.validator_value))
+        return f"field '{field}': {value} is not one of {options}; use one of those"
+    if kind == "type":
+        expected = _TYPE_NAMES.get(error.validator_value, error.validator_value)
+        return f"field '{field}': {value} is not {expected}; write it as {expected}"
+    if kind in ("minLength", "minItems"):
+        return f"field '{field}': {value} is empty; {_ADD_HINTS.get(path[-1], 'give it a value')}"
+    if kind == "exclusiveMinimum":
+        return f"field '{field}': {value} must be greater than {error.validator_value}; use a positive number"
+    if kind == "pattern":
+        return (
+            f"field '{field}': {value} does not match {error.validator_value}; "
+            "use lowercase letters, digits and dashes, starting with a letter or digit"
+        )
+    return f"field '{field}': {value}: {error.message}; see passhat/schemas/task.schema.json"
+
+
+def _field(path: Sequence[str | int]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _show(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _content_version(task_yaml: bytes, repo: Path) -> str:
+    """Short sha256 over task.yaml and every file under repo/ (relative path, kind and bytes, sorted)."""
+    h = hashlib.sha256()
+
+    def feed(name: str, kind: str, data: bytes) -> None:
+        h.update(f"{name}\0{kind}\0{len(data)}\0".encode())
+        h.update(data)
+
+    feed("task.yaml", "file", task_yaml)
+    entries = []
+    for dirpath, dirnames, filenames in os.walk(repo):
+        base = Path(dirpath)
+        entries += [base / n for n in filenames]
+        entries += [base / n for n in dirnames if (base / n).is_symlink()]
+    for p in sorted(entries, key=lambda p: p.relative_to(repo).as_posix()):
+        rel = "repo/" + p.relative_to(repo).as_posix()
+        if p.is_symlink():
+            feed(rel, "symlink", os.readlink(p).encode())
+        else:
+            feed(rel, "exec" if p.stat().st_mode & 0o111 else "file", p.read_bytes())
+    return h.hexdigest()[:16]

@@ -1,0 +1,189 @@
+"""An Anthropic Messages API on loopback, answering from scripts (see _scripts.py).
+
+Which trial a request belongs to travels in the URL path: the provider points the
+CLI at `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/passhat/<task_id>/<trial>[/<script>]`
+and the CLI appends `/v1/messages`. The optional script segment overrides the
+server's default script for that trial (e.g. `noop` for one provider).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from passhat.fake_model._plan import ToolCall, plan_solution
+from passhat.fake_model._scripts import Script, acts_as_oracle, agent_reply, parse_script
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def route(path: str) -> tuple[str | None, int | None, str | None, str]:
+    """Split a request path into (task_id, trial, script, endpoint)."""
+    parts = [unquote(p) for p in urlsplit(path).path.split("/") if p]
+    try:
+        v1 = parts.index("v1")
+    except ValueError:
+        return None, None, None, "/".join(parts)
+    prefix, endpoint = parts[:v1], "/".join(parts[v1:])
+    if len(prefix) >= 3 and prefix[0] == "passhat" and prefix[2].isdigit():
+        script = prefix[3] if len(prefix) > 3 else None
+        return prefix[1], int(prefix[2]), script, endpoint
+    return None, None, None, endpoint
+
+
+class _Plans:
+    """solution plans per task, computed once (the task folder is frozen while serving)."""
+
+    def __init__(self, tasks_dir: Path) -> None:
+        self.tasks_dir = tasks_dir
+        self._plans: dict[str, list[ToolCall] | None] = {}
+        self._lock = threading.Lock()
+
+    def get(self, task_id: str) -> list[ToolCall] | None:
+        with self._lock:
+            if task_id not in self._plans:
+                self._plans[task_id] = self._load(task_id)
+            return self._plans[task_id]
+
+    def _load(self, task_id: str) -> list[ToolCall] | None:
+        from passhat._tasks import load_task
+
+        folder = self.tasks_dir / task_id
+        if not (folder / "task.yaml").is_file():
+            print(f"passhat fake-model: no task {task_id!r} under {self.tasks_dir}", file=sys.stderr)
+            return None
+        task = load_task(folder)
+        return plan_solution(task.repo, task.solution)
+
+
+def _usage(body: dict, reply_blocks: list[dict]) -> dict:
+    return {
+        "input_tokens": max(1, len(json.dumps(body.get("messages", []))) // 4),
+        "output_tokens": max(1, len(json.dumps(reply_blocks)) // 4),
+    }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: "FakeModelServer"
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+    def _send_json(self, status: int, payload: dict) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+
+    def do_HEAD(self) -> None:  # noqa: N802
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("content-length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except json.JSONDecodeError:
+            self._send_json(400, {"type": "error", "error": {"type": "invalid_request_error", "message": "body is not JSON"}})
+            return
+        task_id, trial, script_spec, endpoint = route(self.path)
+        if endpoint.endswith("count_tokens"):
+            self._send_json(200, {"input_tokens": _usage(body, [])["input_tokens"]})
+            return
+        if not endpoint.endswith("messages"):
+            self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+            return
+        blocks, stop = self.server.answer(body, task_id, trial, script_spec)
+        message = {
+            "id": f"msg_passhat_{task_id or 'none'}_{trial}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "passhat-scripted"),
+            "content": blocks,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": _usage(body, blocks),
+        }
+        if body.get("stream"):
+            self._stream(message)
+        else:
+            self._send_json(200, message)
+
+    def _stream(self, message: dict) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        for event, data in sse_events(message):
+            self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+        self.wfile.flush()
+
+
+def sse_events(message: dict) -> list[tuple[str, dict]]:
+    """The Messages streaming protocol for one complete message."""
+    start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
+    events: list[tuple[str, dict]] = [("message_start", {"type": "message_start", "message": start})]
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            opening, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
+        else:
+            opening = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        events += [
+            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": opening}),
+            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": index}),
+        ]
+    events += [
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                           "usage": {"output_tokens": message["usage"]["output_tokens"]}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    return events
+
+
+class FakeModelServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, host: str, port: int, tasks_dir: Path, script: Script) -> None:
+        if host not in _LOOPBACK:
+            msg = f"fake-model host {host!r}: passhat serves on loopback only; use 127.0.0.1"
+            raise ValueError(msg)
+        super().__init__((host, port), _Handler)
+        self.script = script
+        self.plans = _Plans(tasks_dir)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def answer(self, body: dict, task_id: str | None, trial: int | None, script_spec: str | None) -> tuple[list[dict], str]:
+        tool_names = {tool.get("name") for tool in body.get("tools") or []}
+        if not tool_names:  # a side request (title, summary): not the agent loop
+            return [{"type": "text", "text": "passhat scripted reply"}], "end_turn"
+        script = parse_script(script_spec) if script_spec else self.script
+        oracle = task_id is not None and trial is not None and acts_as_oracle(script, task_id, trial)
+        plan = self.plans.get(task_id) if oracle and task_id else None
+        reply = agent_reply(body, plan, oracle)
+        return reply.blocks, reply.stop_reason
+
+
+def start_in_thread(tasks_dir: str | Path, script: str = "oracle", port: int = 0) -> FakeModelServer:
+    """Start a server on 127.0.0.1 in a daemon thread (for tests and benchmarks); call .shutdown() to stop."""
+    server = FakeModelServer("127.0.0.1", port, Path(tasks_dir).resolve(), parse_script(script))
+    threading.Thread(target=server.serve_forever, name="passhat-fake-model", daemon=True).start()
+    return server
