@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -165,6 +166,7 @@ class FakeModelServer(ThreadingHTTPServer):
         super().__init__((host, port), _Handler)
         self.script = script
         self.plans = _Plans(tasks_dir)
+        self.requests: deque[dict] = deque(maxlen=200)  # recent agent-loop requests, for tests and debugging
 
     @property
     def url(self) -> str:
@@ -175,6 +177,7 @@ class FakeModelServer(ThreadingHTTPServer):
         tool_names = {tool.get("name") for tool in body.get("tools") or []}
         if not tool_names:  # a side request (title, summary): not the agent loop
             return [{"type": "text", "text": "passhat scripted reply"}], "end_turn"
+        self.requests.append({"task_id": task_id, "trial": trial, "script": script_spec, "body": body})
         script = parse_script(script_spec) if script_spec else self.script
         oracle = task_id is not None and trial is not None and acts_as_oracle(script, task_id, trial)
         plan = self.plans.get(task_id) if oracle and task_id else None

@@ -1,0 +1,206 @@
+"""Per-trial overhead of passhat's provider over a bare `git worktree` + `claude -p` loop.
+
+What is measured: the wall time of one trial of one task, N times, along two paths that run
+the same bundled Claude Code CLI against the same scripted model (the `oracle` script, so
+every trial makes the same tool calls and applies the task's solution.patch):
+
+  passhat  provider.call_api(): cached base -> sandbox copy -> the CLI through the Agent SDK,
+           scrubbed environment and deadline -> patch, transcript, trial.json -> cleanup
+  bare     the seed's bash loop: git worktree add -> claude -p ... --output-format json
+           (with a HOME of its own) -> git diff -> git worktree remove --force
+
+Why: a fresh sandbox per trial is what makes pass^k honest, and it must cost little next to the
+agent itself; the target is passhat/bare <= 1.10 per trial. The model answers instantly on
+loopback, so the CLI's start-up and tool work dominate: this is the worst case for the ratio.
+With a real model every trial takes longer and the ratio moves toward 1.
+
+The paths alternate trial by trial (ABAB) so machine noise hits both; each gets one untimed
+warm-up first (passhat's base is prepared once per task version, then cached). Every timed
+trial of both paths must change exactly the files solution.patch changes, or the benchmark
+stops without printing a ratio. Passhat's time is split into phases by wrapping its functions.
+
+    python bench/trial_overhead.py [--task py-median] [--trials 10] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import passhat._agent as agent
+import passhat._sandbox as sandbox
+from passhat import provider
+from passhat._agent import bundled_cli
+from passhat._tasks import Task, load_task
+from passhat.fake_model import start_in_thread
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET = 1.10
+PHASES = (("base", sandbox, "prepare_base"), ("copy", sandbox, "copy_tree"),
+          ("agent", agent, "run_agent"), ("collect", sandbox, "collect_outcome"))
+
+
+class BenchError(Exception):
+    pass
+
+
+def changed_paths(patch: str) -> set[str]:
+    """The files a unified diff touches, from its `diff --git a/X b/Y` lines."""
+    return {line.split(" b/", 1)[1] for line in patch.splitlines() if line.startswith("diff --git a/")}
+
+
+def check_applied(label: str, trial: int, patch: str, expected: set[str]) -> None:
+    got = changed_paths(patch)
+    if got != expected:
+        msg = (f"{label} trial {trial} changed {sorted(got)}, not the solution's {sorted(expected)}; "
+               "the benchmark would measure a trial that did nothing. Check the fake model and the task.")
+        raise BenchError(msg)
+
+
+def instrument(phases: dict[str, float]) -> None:
+    """Add each wrapped function's wall time to phases[label] (run_trial imports them per call)."""
+    def timed(label: str, function: Callable) -> Callable:
+        def wrapper(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                phases[label] = phases.get(label, 0.0) + time.perf_counter() - started
+        return wrapper
+
+    for label, module, name in PHASES:
+        setattr(module, name, timed(label, getattr(module, name)))
+
+
+def passhat_trial(task: Task, trial: int, state_dir: Path, phases: dict[str, float]) -> dict:
+    config = {"basePath": str(ROOT), "state_dir": str(state_dir)}
+    context = {"vars": {"task_id": task.id}, "repeatIndex": trial, "evaluationId": "bench"}
+    phases.clear()
+    started = time.perf_counter()
+    response = provider.call_api(task.prompt, {"config": config}, context)
+    wall = time.perf_counter() - started
+    if "error" in response:
+        raise BenchError(f"passhat trial {trial}: {response['error']}")
+    meta = response["metadata"]
+    phases["rest"] = wall - sum(phases.values())
+    return {"wall_s": wall, "cli_ms": meta["duration_ms"], "patch": Path(meta["patch_path"]).read_text(),
+            "phases": dict(phases)}
+
+
+def bare_repo(task: Task, root: Path) -> Path:
+    repo = root / "repo"
+    shutil.copytree(task.repo, repo, symlinks=True)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "base"]):
+        subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", *args],
+                       cwd=repo, check=True, capture_output=True)
+    return repo
+
+
+def bare_trial(task: Task, trial: int, repo: Path, url: str) -> dict:
+    """The seed's loop body: worktree, `claude -p`, diff, remove."""
+    root = repo.parent
+    started = time.perf_counter()
+    worktree, home = root / f"wt-{trial}", root / f"home-{trial}"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", "--detach", str(worktree)],
+                   check=True, capture_output=True)
+    home.mkdir()
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
+        "IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "ANTHROPIC_API_KEY": "anything",
+        "ANTHROPIC_BASE_URL": f"{url}/passhat/{task.id}/{trial}",
+    }
+    run = subprocess.run([str(bundled_cli()), "-p", task.prompt, "--dangerously-skip-permissions",
+                          "--output-format", "json"], cwd=worktree, env=env, capture_output=True, text=True)
+    patch = subprocess.run(["git", "-C", str(worktree), "diff"], check=True, capture_output=True, text=True).stdout
+    subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(worktree)],
+                   check=True, capture_output=True)
+    shutil.rmtree(home)
+    wall = time.perf_counter() - started
+    if run.returncode != 0:
+        raise BenchError(f"bare trial {trial}: claude exited {run.returncode}: {(run.stdout + run.stderr)[-800:]}")
+    return {"wall_s": wall, "cli_ms": json.loads(run.stdout).get("duration_ms"), "patch": patch}
+
+
+def summary(runs: list[dict]) -> dict:
+    walls = [r["wall_s"] for r in runs]
+    cli = [r["cli_ms"] / 1000 for r in runs if r["cli_ms"] is not None]
+    out = {"mean_s": statistics.mean(walls), "median_s": statistics.median(walls), "min_s": min(walls),
+           "max_s": max(walls), "cli_reported_mean_s": statistics.mean(cli) if cli else None, "trials_s": walls}
+    if "phases" in runs[0]:
+        out["phases_mean_s"] = {k: statistics.mean(r["phases"].get(k, 0.0) for r in runs) for k in runs[0]["phases"]}
+    return out
+
+
+def measure(task: Task, trials: int) -> dict:
+    expected = changed_paths(task.solution.read_text())
+    server = start_in_thread(task.dir.parent, "oracle")
+    os.environ["PASSHAT_FAKE_MODEL_URL"] = server.url
+    phases: dict[str, float] = {}
+    instrument(phases)
+    with tempfile.TemporaryDirectory(prefix="passhat-bench-") as tmp:
+        state_dir, repo = Path(tmp) / "state", bare_repo(task, Path(tmp) / "bare")
+        try:
+            warm = trials  # trial numbers past the timed ones: same script, not counted
+            passhat_trial(task, warm, state_dir, phases)
+            bare_trial(task, warm, repo, server.url)
+            ours: list[dict] = []
+            bare: list[dict] = []
+            for trial in range(trials):
+                for label, runs, run in (("passhat", ours, lambda: passhat_trial(task, trial, state_dir, phases)),
+                                         ("bare", bare, lambda: bare_trial(task, trial, repo, server.url))):
+                    result = run()
+                    check_applied(label, trial, result["patch"], expected)
+                    runs.append(result)
+                print(f"  trial {trial}: passhat {ours[-1]['wall_s']:.2f} s, bare {bare[-1]['wall_s']:.2f} s",
+                      file=sys.stderr, flush=True)
+        finally:
+            server.shutdown()
+    p, b = summary(ours), summary(bare)
+    return {"task": task.id, "trials": trials, "passhat": p, "bare": b, "target": TARGET,
+            "ratio_mean": p["mean_s"] / b["mean_s"], "ratio_median": p["median_s"] / b["median_s"]}
+
+
+def report(figures: dict) -> str:
+    lines = [f"task {figures['task']}, {figures['trials']} trials per path, alternating",
+             f"{'path':8} {'mean s':>7} {'median s':>9} {'min s':>6} {'max s':>6} {'CLI-reported s':>15}"]
+    for name in ("passhat", "bare"):
+        s = figures[name]
+        cli = f"{s['cli_reported_mean_s']:.2f}" if s["cli_reported_mean_s"] is not None else "-"
+        lines.append(f"{name:8} {s['mean_s']:7.2f} {s['median_s']:9.2f} {s['min_s']:6.2f} {s['max_s']:6.2f} {cli:>15}")
+    phases = "  ".join(f"{k} {v:.3f}" for k, v in figures["passhat"]["phases_mean_s"].items())
+    lines += [f"passhat phases, mean s: {phases}",
+              f"ratio passhat/bare (median per trial): {figures['ratio_median']:.2f}",
+              f"ratio passhat/bare (mean per trial): {figures['ratio_mean']:.2f}  (target <= {TARGET:.2f})"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", default="py-median", help="task id under tasks/ (default py-median)")
+    parser.add_argument("--trials", type=int, default=10, help="timed trials per path (default 10)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    if args.trials < 1:
+        parser.error(f"--trials {args.trials}: use at least 1")
+    try:
+        figures = measure(load_task(ROOT / "tasks" / args.task), args.trials)
+    except BenchError as error:
+        print(f"trial_overhead: error: {error}", file=sys.stderr)
+        return 1
+    print(json.dumps(figures, indent=2) if args.json else report(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""Shared fixtures: the repo's own tasks, the scripted model, a PATH with the repo's Node and venv."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TASKS = ROOT / "tasks"
+SHIPPED_TASKS = sorted(p.name for p in TASKS.iterdir() if (p / "task.yaml").is_file())
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _repo_tools_first_in_path():
+    """Tests run what `make` runs: the repo's Node 22 / promptfoo and the venv first in PATH."""
+    old = os.environ.get("PATH", "")
+    os.environ["PATH"] = os.pathsep.join([str(ROOT / "node_modules" / ".bin"), str(Path(sys.executable).parent), old])
+    yield
+    os.environ["PATH"] = old
+
+
+@pytest.fixture
+def fake_model():
+    from passhat.fake_model import start_in_thread
+
+    server = start_in_thread(TASKS, "oracle")
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def task_copy(tmp_path):
+    """Copy a shipped task into tmp_path before anything touches it."""
+
+    def copy(task_id: str) -> Path:
+        dest = tmp_path / "tasks" / task_id
+        shutil.copytree(TASKS / task_id, dest)
+        return dest
+
+    return copy
