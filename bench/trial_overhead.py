@@ -17,7 +17,13 @@ With a real model every trial takes longer and the ratio moves toward 1.
 The paths alternate trial by trial (ABAB) so machine noise hits both; each gets one untimed
 warm-up first (passhat's base is prepared once per task version, then cached). Every timed
 trial of both paths must change exactly the files solution.patch changes, or the benchmark
-stops without printing a ratio. Passhat's time is split into phases by wrapping its functions.
+stops without printing a ratio.
+
+Passhat's time is split into phases by wrapping its functions: base (cached lookup), copy
+(sandbox), agent (the CLI session through the SDK), collect (git patch) and rest (config,
+folders, patch and trial.json writes, sandbox removal). "CLI-reported" is the duration the CLI
+itself states in its result; a gap there between the paths comes from how the CLI is started
+(SDK flags, settings, system prompt), not from passhat's sandboxing.
 
     python bench/trial_overhead.py [--task py-median] [--trials 10] [--json]
 """
@@ -33,7 +39,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -41,6 +46,7 @@ import passhat._agent as agent
 import passhat._sandbox as sandbox
 from passhat import provider
 from passhat._agent import bundled_cli
+from passhat._errors import PasshatError
 from passhat._tasks import Task, load_task
 from passhat.fake_model import start_in_thread
 
@@ -144,6 +150,8 @@ def summary(runs: list[dict]) -> dict:
 
 def measure(task: Task, trials: int) -> dict:
     expected = changed_paths(task.solution.read_text())
+    if not expected:
+        raise BenchError(f"{task.solution}: changes no file, so no trial could show it applied; pick another task")
     server = start_in_thread(task.dir.parent, "oracle")
     os.environ["PASSHAT_FAKE_MODEL_URL"] = server.url
     phases: dict[str, float] = {}
@@ -154,14 +162,12 @@ def measure(task: Task, trials: int) -> dict:
             warm = trials  # trial numbers past the timed ones: same script, not counted
             passhat_trial(task, warm, state_dir, phases)
             bare_trial(task, warm, repo, server.url)
-            ours: list[dict] = []
-            bare: list[dict] = []
-            for trial in range(trials):
-                for label, runs, run in (("passhat", ours, lambda: passhat_trial(task, trial, state_dir, phases)),
-                                         ("bare", bare, lambda: bare_trial(task, trial, repo, server.url))):
-                    result = run()
-                    check_applied(label, trial, result["patch"], expected)
-                    runs.append(result)
+            ours, bare = [], []
+            for trial in range(trials):  # ABAB
+                ours.append(passhat_trial(task, trial, state_dir, phases))
+                bare.append(bare_trial(task, trial, repo, server.url))
+                check_applied("passhat", trial, ours[-1]["patch"], expected)
+                check_applied("bare", trial, bare[-1]["patch"], expected)
                 print(f"  trial {trial}: passhat {ours[-1]['wall_s']:.2f} s, bare {bare[-1]['wall_s']:.2f} s",
                       file=sys.stderr, flush=True)
         finally:
@@ -195,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--trials {args.trials}: use at least 1")
     try:
         figures = measure(load_task(ROOT / "tasks" / args.task), args.trials)
-    except BenchError as error:
+    except (BenchError, PasshatError) as error:
         print(f"trial_overhead: error: {error}", file=sys.stderr)
         return 1
     print(json.dumps(figures, indent=2) if args.json else report(figures))

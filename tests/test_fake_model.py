@@ -29,15 +29,16 @@ TOOLS = [{"name": n, "description": n, "input_schema": {"type": "object"}} for n
         pytest.param("noop", Script("noop"), id="noop"),
         pytest.param("flaky:0.7", Script("flaky", 0.7, 0), id="flaky"),
         pytest.param("flaky:0.25:42", Script("flaky", 0.25, 42), id="flaky-seed"),
+        pytest.param("error:503", Script("error", status=503), id="error"),
     ],
 )
 def test_parse_script(spec, expected):
     assert parse_script(spec) == expected
 
 
-@pytest.mark.parametrize("spec", ["", "orcale", "flaky", "flaky:1.5", "flaky:x", "flaky:0.5:x", "noop:1"])
+@pytest.mark.parametrize("spec", ["", "orcale", "flaky", "flaky:1.5", "flaky:x", "flaky:0.5:x", "noop:1", "error:200", "error:x"])
 def test_parse_script_rejects(spec):
-    with pytest.raises(PasshatError, match=r"expected oracle, noop or flaky:P\[:SEED\]"):
+    with pytest.raises(PasshatError, match=r"expected oracle, noop, flaky:P\[:SEED\]"):
         parse_script(spec)
 
 

@@ -91,6 +91,24 @@ def test_the_cli_sees_a_scrubbed_environment(tmp_path, fake_model, monkeypatch):
     assert response["metadata"]["status"] == "ok"
 
 
+def test_api_failure_is_an_infrastructure_error_not_a_failed_output(tmp_path, fake_model):
+    response = _call(tmp_path, fake_model, fake_script="error:500")
+    assert "output" not in response
+    assert response["error"].startswith("infrastructure error in task py-median trial 0:")
+    assert response["metadata"]["status"] == "infra_error"
+
+
+def test_sandbox_setup_failure_is_an_infrastructure_error(tmp_path, fake_model, task_copy):
+    folder = task_copy("py-median")
+    (folder / "task.yaml").write_text((folder / "task.yaml").read_text() + "setup: exit 7\n")
+    options = {"config": {"basePath": str(ROOT), "state_dir": str(tmp_path / "state"), "fake_model_url": fake_model.url}}
+    response = call_api("x", options, {"vars": {"task_id": "py-median", "task_dir": str(folder)}, "repeatIndex": 1})
+    assert "output" not in response
+    assert "infrastructure error (sandbox) in task py-median" in response["error"]
+    assert "setup 'exit 7' exited 7" in response["error"]
+    assert response["metadata"] == {"task_id": "py-median", "repeat_index": 1, "status": "infra_error"}
+
+
 @pytest.mark.parametrize(
     ("config", "message"),
     [

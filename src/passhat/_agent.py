@@ -99,14 +99,25 @@ def launcher(state_dir: Path, env_names: list[str]) -> Path:
     return path
 
 
-def kill_process_groups(pid_file: Path) -> None:
+def kill_process_groups(pid_file: Path, wait_s: float = 5.0) -> None:
+    """SIGKILL every process group the launcher recorded, then wait (bounded) until they are gone."""
     if not pid_file.is_file():
         return
-    for line in pid_file.read_text().split():
+    groups = {int(line) for line in pid_file.read_text().split() if line.isdigit()}
+    for group in groups:
         try:
-            os.killpg(int(line), signal.SIGKILL)
-        except (ProcessLookupError, PermissionError, ValueError):
+            os.killpg(group, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
             pass
+    deadline = time.monotonic() + wait_s
+    while groups and time.monotonic() < deadline:
+        for group in list(groups):
+            try:
+                os.killpg(group, 0)
+            except ProcessLookupError:
+                groups.discard(group)
+        if groups:
+            time.sleep(0.02)
 
 
 def _jsonable(message: object) -> dict:

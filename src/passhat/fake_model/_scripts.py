@@ -6,6 +6,8 @@ request) says which step comes next, so any number of trials can run at once.
     oracle          apply the task's solution.patch through Read/Edit/Write/Bash, then summarize
     noop            answer in words, touch nothing
     flaky:P[:SEED]  oracle with probability P, else noop; decided by flaky_draw(task, trial, SEED)
+    error:STATUS    answer every agent request with HTTP STATUS (4xx/5xx) and `x-should-retry: false`,
+                    so the client gives up at once: an API outage as the CLI sees it after its retries
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ _CWD = re.compile(r"Primary working directory: (.+)")
 
 @dataclass(frozen=True)
 class Script:
-    name: str  # oracle | noop | flaky
+    name: str  # oracle | noop | flaky | error
     p: float = 1.0
     seed: int = 0
+    status: int = 0  # for error
 
 
 @dataclass(frozen=True)
@@ -36,11 +39,13 @@ class Reply:
 
 
 def parse_script(spec: str) -> Script:
-    """`oracle`, `noop` or `flaky:P[:SEED]` → Script; anything else is one clear error."""
+    """`oracle`, `noop`, `flaky:P[:SEED]` or `error:STATUS` → Script; anything else is one clear error."""
     parts = spec.split(":")
     name = parts[0]
     if name in ("oracle", "noop") and len(parts) == 1:
         return Script(name)
+    if name == "error" and len(parts) == 2 and parts[1].isdigit() and 400 <= int(parts[1]) <= 599:
+        return Script("error", status=int(parts[1]))
     if name == "flaky" and len(parts) in (2, 3):
         try:
             p = float(parts[1])
@@ -49,7 +54,10 @@ def parse_script(spec: str) -> Script:
             p, seed = -1.0, 0
         if 0.0 <= p <= 1.0:
             return Script("flaky", p, seed)
-    msg = f"script {spec!r}: expected oracle, noop or flaky:P[:SEED] with 0 <= P <= 1 (e.g. flaky:0.7)"
+    msg = (
+        f"script {spec!r}: expected oracle, noop, flaky:P[:SEED] with 0 <= P <= 1 (e.g. flaky:0.7) "
+        "or error:STATUS with a 4xx/5xx status"
+    )
     raise PasshatError(msg)
 
 

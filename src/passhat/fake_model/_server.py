@@ -16,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from passhat._errors import PasshatError
 from passhat.fake_model._plan import ToolCall, plan_solution
 from passhat.fake_model._scripts import Script, acts_as_oracle, agent_reply, parse_script
 
@@ -75,9 +76,11 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
         pass
 
-    def _send_json(self, status: int, payload: dict) -> None:
+    def _send_json(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         self.end_headers()
@@ -105,7 +108,16 @@ class _Handler(BaseHTTPRequestHandler):
         if not endpoint.endswith("messages"):
             self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
             return
-        blocks, stop = self.server.answer(body, task_id, trial, script_spec)
+        try:
+            script = self.server.script_for(script_spec)
+        except PasshatError as error:
+            self._send_json(400, {"type": "error", "error": {"type": "invalid_request_error", "message": str(error)}})
+            return
+        if script.name == "error" and body.get("tools"):
+            self._send_json(script.status, {"type": "error", "error": {"type": "api_error", "message": "passhat scripted fault"}},
+                            {"x-should-retry": "false"})
+            return
+        blocks, stop = self.server.answer(body, task_id, trial, script)
         message = {
             "id": f"msg_passhat_{task_id or 'none'}_{trial}",
             "type": "message",
@@ -173,12 +185,13 @@ class FakeModelServer(ThreadingHTTPServer):
         host, port = self.server_address[:2]
         return f"http://{host}:{port}"
 
-    def answer(self, body: dict, task_id: str | None, trial: int | None, script_spec: str | None) -> tuple[list[dict], str]:
-        tool_names = {tool.get("name") for tool in body.get("tools") or []}
-        if not tool_names:  # a side request (title, summary): not the agent loop
+    def script_for(self, script_spec: str | None) -> Script:
+        return parse_script(script_spec) if script_spec else self.script
+
+    def answer(self, body: dict, task_id: str | None, trial: int | None, script: Script) -> tuple[list[dict], str]:
+        if not body.get("tools"):  # a side request (title, summary): not the agent loop
             return [{"type": "text", "text": "passhat scripted reply"}], "end_turn"
-        self.requests.append({"task_id": task_id, "trial": trial, "script": script_spec, "body": body})
-        script = parse_script(script_spec) if script_spec else self.script
+        self.requests.append({"task_id": task_id, "trial": trial, "script": script.name, "body": body})
         oracle = task_id is not None and trial is not None and acts_as_oracle(script, task_id, trial)
         plan = self.plans.get(task_id) if oracle and task_id else None
         reply = agent_reply(body, plan, oracle)
