@@ -1,29 +1,26 @@
 """Per-trial overhead of passhat's provider over a bare `git worktree` + `claude -p` loop.
 
-What is measured: the wall time of one trial of one task, N times, along two paths that run
-the same bundled Claude Code CLI against the same scripted model (the `oracle` script, so
-every trial makes the same tool calls and applies the task's solution.patch):
+Measured: the wall time of one trial of one task, N times, along two paths that run the same
+bundled Claude Code CLI against the same scripted model (`oracle`: every trial makes the same
+tool calls and applies the task's solution.patch):
 
-  passhat  provider.call_api(): cached base -> sandbox copy -> the CLI through the Agent SDK,
-           scrubbed environment and deadline -> patch, transcript, trial.json -> cleanup
+  passhat  provider.call_api(): cached base -> sandbox copy -> CLI through the Agent SDK
+           (scrubbed env, deadline) -> patch, transcript, trial.json -> sandbox removed
   bare     the seed's bash loop: git worktree add -> claude -p ... --output-format json
-           (with a HOME of its own) -> git diff -> git worktree remove --force
+           (a HOME of its own) -> git diff -> git worktree remove --force
 
-Why: a fresh sandbox per trial is what makes pass^k honest, and it must cost little next to the
-agent itself; the target is passhat/bare <= 1.10 per trial. The model answers instantly on
-loopback, so the CLI's start-up and tool work dominate: this is the worst case for the ratio.
-With a real model every trial takes longer and the ratio moves toward 1.
+Why: a fresh sandbox per trial keeps trials independent, and it must cost little next to the
+agent: target passhat/bare <= 1.10. The model answers instantly on loopback, so this is the
+worst case for the ratio; with a real model each trial is longer and the ratio nearer 1.
 
-The paths alternate trial by trial (ABAB) so machine noise hits both; each gets one untimed
-warm-up first (passhat's base is prepared once per task version, then cached). Every timed
-trial of both paths must change exactly the files solution.patch changes, or the benchmark
-stops without printing a ratio.
-
-Passhat's time is split into phases by wrapping its functions: base (cached lookup), copy
-(sandbox), agent (the CLI session through the SDK), collect (git patch) and rest (config,
-folders, patch and trial.json writes, sandbox removal). "CLI-reported" is the duration the CLI
-itself states in its result; a gap there between the paths comes from how the CLI is started
-(SDK flags, settings, system prompt), not from passhat's sandboxing.
+The paths alternate (ABAB) so machine noise hits both, after one untimed warm-up each (passhat's
+base is built once per task version). Every trial of both paths must change exactly the files
+solution.patch changes, or the benchmark stops without a ratio. Passhat's time is split by
+wrapping its functions: base, copy, agent (CLI session via the SDK), collect (git patch), rest
+(config, folders, writes, sandbox removal). "CLI-reported" is the duration the CLI states in
+its result: a gap there comes from how the CLI is started (SDK flags, settings, system prompt),
+not from sandboxing. "CPU" (this process and the CLI it waited for) is steadier than wall time
+on a busy machine.
 
     python bench/trial_overhead.py [--task py-median] [--trials 10] [--json]
 """
@@ -33,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -73,6 +71,12 @@ def check_applied(label: str, trial: int, patch: str, expected: set[str]) -> Non
         raise BenchError(msg)
 
 
+def cpu_seconds() -> float:
+    """User + system CPU of this process (incl. the model thread) and its waited-for children."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def instrument(phases: dict[str, float]) -> None:
     """Add each wrapped function's wall time to phases[label] (run_trial imports them per call)."""
     def timed(label: str, function: Callable) -> Callable:
@@ -92,15 +96,15 @@ def passhat_trial(task: Task, trial: int, state_dir: Path, phases: dict[str, flo
     config = {"basePath": str(ROOT), "state_dir": str(state_dir)}
     context = {"vars": {"task_id": task.id}, "repeatIndex": trial, "evaluationId": "bench"}
     phases.clear()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), cpu_seconds()
     response = provider.call_api(task.prompt, {"config": config}, context)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu
     if "error" in response:
         raise BenchError(f"passhat trial {trial}: {response['error']}")
     meta = response["metadata"]
     phases["rest"] = wall - sum(phases.values())
-    return {"wall_s": wall, "cli_ms": meta["duration_ms"], "patch": Path(meta["patch_path"]).read_text(),
-            "phases": dict(phases)}
+    return {"wall_s": wall, "cpu_s": cpu, "cli_ms": meta["duration_ms"],
+            "patch": Path(meta["patch_path"]).read_text(), "phases": dict(phases)}
 
 
 def bare_repo(task: Task, root: Path) -> Path:
@@ -115,7 +119,7 @@ def bare_repo(task: Task, root: Path) -> Path:
 def bare_trial(task: Task, trial: int, repo: Path, url: str) -> dict:
     """The seed's loop body: worktree, `claude -p`, diff, remove."""
     root = repo.parent
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), cpu_seconds()
     worktree, home = root / f"wt-{trial}", root / f"home-{trial}"
     subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", "--detach", str(worktree)],
                    check=True, capture_output=True)
@@ -132,17 +136,18 @@ def bare_trial(task: Task, trial: int, repo: Path, url: str) -> dict:
     subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(worktree)],
                    check=True, capture_output=True)
     shutil.rmtree(home)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu
     if run.returncode != 0:
         raise BenchError(f"bare trial {trial}: claude exited {run.returncode}: {(run.stdout + run.stderr)[-800:]}")
-    return {"wall_s": wall, "cli_ms": json.loads(run.stdout).get("duration_ms"), "patch": patch}
+    return {"wall_s": wall, "cpu_s": cpu, "cli_ms": json.loads(run.stdout).get("duration_ms"), "patch": patch}
 
 
 def summary(runs: list[dict]) -> dict:
     walls = [r["wall_s"] for r in runs]
     cli = [r["cli_ms"] / 1000 for r in runs if r["cli_ms"] is not None]
     out = {"mean_s": statistics.mean(walls), "median_s": statistics.median(walls), "min_s": min(walls),
-           "max_s": max(walls), "cli_reported_mean_s": statistics.mean(cli) if cli else None, "trials_s": walls}
+           "max_s": max(walls), "cpu_mean_s": statistics.mean(r["cpu_s"] for r in runs),
+           "cli_reported_mean_s": statistics.mean(cli) if cli else None, "trials_s": walls}
     if "phases" in runs[0]:
         out["phases_mean_s"] = {k: statistics.mean(r["phases"].get(k, 0.0) for r in runs) for k in runs[0]["phases"]}
     return out
@@ -159,9 +164,8 @@ def measure(task: Task, trials: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="passhat-bench-") as tmp:
         state_dir, repo = Path(tmp) / "state", bare_repo(task, Path(tmp) / "bare")
         try:
-            warm = trials  # trial numbers past the timed ones: same script, not counted
-            passhat_trial(task, warm, state_dir, phases)
-            bare_trial(task, warm, repo, server.url)
+            passhat_trial(task, trials, state_dir, phases)  # warm-ups, numbered past the timed trials
+            bare_trial(task, trials, repo, server.url)
             ours, bare = [], []
             for trial in range(trials):  # ABAB
                 ours.append(passhat_trial(task, trial, state_dir, phases))
@@ -174,18 +178,21 @@ def measure(task: Task, trials: int) -> dict:
             server.shutdown()
     p, b = summary(ours), summary(bare)
     return {"task": task.id, "trials": trials, "passhat": p, "bare": b, "target": TARGET,
-            "ratio_mean": p["mean_s"] / b["mean_s"], "ratio_median": p["median_s"] / b["median_s"]}
+            "ratio_mean": p["mean_s"] / b["mean_s"], "ratio_median": p["median_s"] / b["median_s"],
+            "ratio_cpu": p["cpu_mean_s"] / b["cpu_mean_s"]}
 
 
 def report(figures: dict) -> str:
     lines = [f"task {figures['task']}, {figures['trials']} trials per path, alternating",
-             f"{'path':8} {'mean s':>7} {'median s':>9} {'min s':>6} {'max s':>6} {'CLI-reported s':>15}"]
+             f"{'path':8} {'mean s':>7} {'median s':>9} {'min s':>6} {'max s':>6} {'CPU s':>6} {'CLI-reported s':>15}"]
     for name in ("passhat", "bare"):
         s = figures[name]
         cli = f"{s['cli_reported_mean_s']:.2f}" if s["cli_reported_mean_s"] is not None else "-"
-        lines.append(f"{name:8} {s['mean_s']:7.2f} {s['median_s']:9.2f} {s['min_s']:6.2f} {s['max_s']:6.2f} {cli:>15}")
+        lines.append(f"{name:8} {s['mean_s']:7.2f} {s['median_s']:9.2f} {s['min_s']:6.2f} {s['max_s']:6.2f} "
+                     f"{s['cpu_mean_s']:6.2f} {cli:>15}")
     phases = "  ".join(f"{k} {v:.3f}" for k, v in figures["passhat"]["phases_mean_s"].items())
     lines += [f"passhat phases, mean s: {phases}",
+              f"ratio passhat/bare (CPU per trial): {figures['ratio_cpu']:.2f}",
               f"ratio passhat/bare (median per trial): {figures['ratio_median']:.2f}",
               f"ratio passhat/bare (mean per trial): {figures['ratio_mean']:.2f}  (target <= {TARGET:.2f})"]
     return "\n".join(lines)

@@ -189,18 +189,19 @@ def test_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0].split() == [
-        "task", "provider", "n", "pass", "err", "pass@1", "pass^1", "pass^3",
+        "task", "provider", "n", "pass", "err", "pass@1", "pass@3", "pass^3",
         "flaky", "mean", "$", "$/success", "turns",
     ]  # fmt: skip
     rows = {line.split()[0]: line.split() for line in lines[2:5]}
-    # n=2, c=1, 1 error; pass^3 undefined (n<k), not 0.
+    # n=2, c=1, 1 error; pass@3 and pass^3 undefined (n<k), not 0.
     assert rows["add-tests"] == [
-        "add-tests", "anthropic:claude-agent-sdk", "2", "1", "1", "0.500", "0.500", "n<k",
+        "add-tests", "anthropic:claude-agent-sdk", "2", "1", "1", "0.500", "n<k", "n<k",
         "flaky", "$0.2667", "$0.8000", "6.0",
     ]  # fmt: skip
-    # n=10, c=6: pass^3 = 20/120 = 0.167; mean $ = 1.05/11 = 0.0955; $/success = 1.00/6 = 0.1667.
+    # n=10, c=6: pass@3 = 1 - C(4,3)/C(10,3) = 1 - 4/120 = 0.967; pass^3 = 20/120 = 0.167;
+    # mean $ = 1.05/11 = 0.0955; $/success = 1.00/6 = 0.1667.
     assert rows["bump-version"] == [
-        "bump-version", "sonnet", "10", "6", "1", "0.600", "0.600", "0.167",
+        "bump-version", "sonnet", "10", "6", "1", "0.600", "0.967", "0.167",
         "flaky", "$0.0955", "$0.1667", "5.6",
     ]  # fmt: skip
     assert rows["fix-typo"] == [

@@ -151,7 +151,8 @@ def _words(summaries: Sequence[TaskSummary], ks: Sequence[int]) -> list[str]:
 
 
 def format_table(summaries: Sequence[TaskSummary], ks: Sequence[int]) -> str:
-    head = ["task", "provider", "n", "pass", "err", "pass@1", *(f"pass^{k}" for k in ks)]
+    hat_ks = [k for k in ks if k != 1]  # pass^1 == pass@1 == c/n: shown once
+    head = ["task", "provider", "n", "pass", "err", *(f"pass@{k}" for k in ks), *(f"pass^{k}" for k in hat_ks)]
     head += ["flaky", "mean $", "$/success", "turns"]
     rows = [
         [
@@ -160,8 +161,8 @@ def format_table(summaries: Sequence[TaskSummary], ks: Sequence[int]) -> str:
             str(s.n),
             str(s.passes),
             str(s.errors),
-            _fraction(s.pass_at_1),
-            *(_fraction(s.pass_hat_k[str(k)]) for k in ks),
+            *(_fraction(s.pass_at_k[str(k)]) for k in ks),
+            *(_fraction(s.pass_hat_k[str(k)]) for k in hat_ks),
             "flaky" if s.flaky else "",
             _dollars(s.mean_cost_usd),
             _dollars(s.cost_per_success_usd),
