@@ -74,6 +74,18 @@ def test_claude_md_variant_reaches_the_model_but_not_the_patch(tmp_path, fake_mo
     assert response["metadata"]["changed_paths"] == ["stats_utils/median.py"]
 
 
+def test_append_system_prompt_reaches_the_model(tmp_path, fake_model):
+    _call(tmp_path, fake_model, fake_script="noop", append_system_prompt="passhat-append-marker-7")
+    assert any("passhat-append-marker-7" in str(r["body"].get("system")) for r in fake_model.requests)
+
+
+def test_max_turns_is_an_agent_failure_not_infrastructure(tmp_path, fake_model):
+    response = _call(tmp_path, fake_model, max_turns=1)  # the oracle needs Read, Edit, then a summary
+    assert "error" not in response
+    assert response["metadata"]["status"] == "max_turns"
+    assert response["metadata"]["subtype"] == "error_max_turns"
+
+
 def test_without_claude_md_no_project_settings_leak_in(tmp_path, fake_model):
     _call(tmp_path, fake_model, fake_script="noop")
     sent = [str(r["body"]) for r in fake_model.requests]
