@@ -7,7 +7,7 @@ tool calls and applies the task's solution.patch):
   passhat  provider.call_api(): cached base -> sandbox copy -> CLI through the Agent SDK
            (scrubbed env, deadline) -> patch, transcript, trial.json -> sandbox removed
   bare     the seed's bash loop: git worktree add -> claude -p ... --output-format json
-           (a HOME of its own) -> git diff -> git worktree remove --force
+           (a HOME and TMPDIR of its own) -> git add -A; git diff --cached -> git worktree remove --force
 
 Why: a fresh sandbox per trial keeps trials independent, and it must cost little next to the
 agent: target passhat/bare <= 1.10. The model answers instantly on loopback, so this is the
@@ -120,22 +120,26 @@ def bare_trial(task: Task, trial: int, repo: Path, url: str) -> dict:
     """The seed's loop body: worktree, `claude -p`, diff, remove."""
     root = repo.parent
     started, cpu = time.perf_counter(), cpu_seconds()
-    worktree, home = root / f"wt-{trial}", root / f"home-{trial}"
+    worktree, home, tmp = root / f"wt-{trial}", root / f"home-{trial}", root / f"tmp-{trial}"
     subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", "--detach", str(worktree)],
                    check=True, capture_output=True)
     home.mkdir()
+    tmp.mkdir()
     env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "TMPDIR": str(tmp), "LANG": "C.UTF-8",
         "IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "ANTHROPIC_API_KEY": "anything",
         "ANTHROPIC_BASE_URL": f"{url}/passhat/{task.id}/{trial}",
     }
     run = subprocess.run([str(bundled_cli()), "-p", task.prompt, "--dangerously-skip-permissions",
                           "--output-format", "json"], cwd=worktree, env=env, capture_output=True, text=True)
-    patch = subprocess.run(["git", "-C", str(worktree), "diff"], check=True, capture_output=True, text=True).stdout
+    subprocess.run(["git", "-C", str(worktree), "add", "-A"], check=True, capture_output=True)  # new files count too
+    patch = subprocess.run(["git", "-C", str(worktree), "diff", "--cached", "--binary"], check=True,
+                           capture_output=True, text=True).stdout
     subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(worktree)],
                    check=True, capture_output=True)
     shutil.rmtree(home)
+    shutil.rmtree(tmp)
     wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu
     if run.returncode != 0:
         raise BenchError(f"bare trial {trial}: claude exited {run.returncode}: {(run.stdout + run.stderr)[-800:]}")

@@ -79,6 +79,12 @@ def test_append_system_prompt_reaches_the_model(tmp_path, fake_model):
     assert any("passhat-append-marker-7" in str(r["body"].get("system")) for r in fake_model.requests)
 
 
+def test_the_agent_runs_with_claude_codes_own_system_prompt(tmp_path, fake_model):
+    _call(tmp_path, fake_model, fake_script="noop")
+    system = str(fake_model.requests[-1]["body"].get("system"))
+    assert len(system) > 2000  # the SDK alone would send a one-line prompt, not Claude Code's
+
+
 def test_max_turns_is_an_agent_failure_not_infrastructure(tmp_path, fake_model):
     response = _call(tmp_path, fake_model, max_turns=1)  # the oracle needs Read, Edit, then a summary
     assert "error" not in response

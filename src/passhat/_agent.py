@@ -139,6 +139,14 @@ def _status(result: claude_agent_sdk.ResultMessage | None, timed_out: bool, cras
     return "ok", None
 
 
+def _system_prompt(config: ProviderConfig) -> dict:
+    """Claude Code's own system prompt (the SDK would otherwise send an empty one), plus any append."""
+    prompt = {"type": "preset", "preset": "claude_code"}
+    if config.append_system_prompt:
+        prompt["append"] = config.append_system_prompt
+    return prompt
+
+
 def run_agent(prompt: str, config: ProviderConfig, workdir: Path, env: dict[str, str], trial_dir: Path) -> AgentRun:
     """One Claude Code session; transcript.jsonl and cli.pid land in trial_dir."""
     pid_file = trial_dir / "cli.pid"
@@ -154,10 +162,7 @@ def run_agent(prompt: str, config: ProviderConfig, workdir: Path, env: dict[str,
         max_turns=config.max_turns,
         max_budget_usd=config.max_budget_usd,
         setting_sources=list(config.setting_sources) if config.setting_sources is not None else [],
-        system_prompt=(
-            {"type": "preset", "preset": "claude_code", "append": config.append_system_prompt}
-            if config.append_system_prompt else None
-        ),
+        system_prompt=_system_prompt(config),
         stderr=lambda line: None,
     )
     state = {"timed_out": False, "result": None, "last_text": "", "crash": None}
