@@ -172,8 +172,18 @@ TESTS = "graders: [{type: tests, command: x}]\n"
         ),
         pytest.param(
             HEAD + "graders: [{type: 3}]\n",
-            "field 'graders[0].type': 3 is not a string",
+            "field 'graders[0].type': 3 is not one of tests, files, diff-scope, health",
             id="grader-type-not-a-string",
+        ),
+        pytest.param(
+            HEAD + "graders: [{type: judge}]\n",
+            "field 'graders[0].type': 'judge' is not one of tests, files, diff-scope, health; use one of those",
+            id="unknown-grader-type",
+        ),
+        pytest.param(
+            HEAD + "graders: [{type: tests, command: x, fail_to_pass: [a]}]\n",
+            "field 'graders[0]'",
+            id="fail-to-pass-without-junit",
         ),
         pytest.param(
             HEAD + "graders: [{type: tests, command: x, comand: y}]\n",
@@ -196,19 +206,23 @@ def test_bad_task_yaml(tmp_path, yaml_text, message):
         load_task(folder)
 
 
-def test_other_grader_types_pass_through(tmp_path):
+def test_every_grader_type_loads_as_written(tmp_path):
     folder = tmp_path / "t"
     (folder / "repo").mkdir(parents=True)
     (folder / "solution.patch").write_text("")
     (folder / "task.yaml").write_text(
         HEAD
         + "solution: solution.patch\ngraders:\n"
-        + "  - type: judge\n    rubric: rubrics/x.yaml\n"
+        + "  - type: files\n    checks: [{path: package.json, key: version, equals: 1.2.4}]\n"
         + "  - type: tests\n    command: make test\n    timeout_s: 60\n"
+        + "  - type: diff-scope\n    deny: [tests/**]\n"
+        + "  - type: health\n"
     )
     task = load_task(folder)
     assert task.graders == (
-        {"type": "judge", "rubric": "rubrics/x.yaml"},
+        {"type": "files", "checks": [{"path": "package.json", "key": "version", "equals": "1.2.4"}]},
         {"type": "tests", "command": "make test", "timeout_s": 60},
+        {"type": "diff-scope", "deny": ["tests/**"]},
+        {"type": "health"},
     )
     assert task.setup is None

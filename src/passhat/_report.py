@@ -7,7 +7,9 @@ c the passes among them; infra errors are counted apart and shown, never turned 
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -182,6 +184,31 @@ def format_table(summaries: Sequence[TaskSummary], ks: Sequence[int]) -> str:
 
     table = [line(head), line(["-" * width for width in widths]), *(line(row) for row in rows)]
     return "\n".join([*table, "", *_words(summaries, ks)])
+
+
+HELP = "pass@k / pass^k per task and provider from a promptfoo -o results file"
+
+
+def _parse_ks(text: str) -> tuple[int, ...]:
+    try:
+        ks = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        msg = f"--k {text!r}: expected comma-separated positive integers, e.g. --k 1,3,5,10"
+        raise argparse.ArgumentTypeError(msg) from None
+    if not ks or any(k < 1 for k in ks):
+        msg = f"--k {text!r}: every k must be a positive integer, e.g. --k 1,3,5,10"
+        raise argparse.ArgumentTypeError(msg)
+    return ks
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("results", help="promptfoo eval -o results.json")
+    parser.add_argument("--k", type=_parse_ks, default=(1, 3, 5, 10), help="comma-separated ks (default 1,3,5,10)")
+    parser.add_argument("--format", choices=("table", "json"), default="table")
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_report(args.results, ks=args.k, fmt=args.format, out=sys.stdout)
 
 
 def run_report(

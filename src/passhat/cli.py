@@ -1,15 +1,27 @@
 """The `passhat` command line: parse arguments, call the library, print.
 
+Each subcommand lives in its own module with `HELP`, `configure(parser)` and `run(args) -> int`
+(keep their top-level imports light: every module is imported to build the parser).
 Every PasshatError leaves through `_fail()`: one line on stderr, exit code 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
 from passhat._errors import PasshatError
+
+COMMANDS = {
+    "report": "passhat._report",
+    "compare": "passhat._compare",
+    "drift": "passhat._drift",
+    "check-task": "passhat._check_task",
+    "regrade": "passhat._regrade",
+    "fake-model": "passhat.fake_model._cli",
+}
 
 
 def _fail(error: PasshatError) -> int:
@@ -17,55 +29,19 @@ def _fail(error: PasshatError) -> int:
     return error.exit_code
 
 
-def _cmd_report(args: argparse.Namespace) -> int:
-    from passhat._report import run_report
-
-    return run_report(args.results, ks=args.k, fmt=args.format, out=sys.stdout)
-
-
-def _cmd_fake_model(args: argparse.Namespace) -> int:
-    from passhat.fake_model import serve
-
-    return serve(
-        host=args.host,
-        port=args.port,
-        tasks_dir=args.tasks,
-        script=args.script,
-        port_file=args.port_file,
-    )
-
-
-def _parse_ks(text: str) -> tuple[int, ...]:
-    try:
-        ks = tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        msg = f"--k {text!r}: expected comma-separated positive integers, e.g. --k 1,3,5,10"
-        raise argparse.ArgumentTypeError(msg) from None
-    if not ks or any(k < 1 for k in ks):
-        msg = f"--k {text!r}: every k must be a positive integer, e.g. --k 1,3,5,10"
-        raise argparse.ArgumentTypeError(msg)
-    return ks
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="passhat", description="pass^k for Claude Code run unattended."
-    )
+    parser = argparse.ArgumentParser(prog="passhat", description="pass^k for Claude Code run unattended.")
     sub = parser.add_subparsers(dest="command", required=True)
-
-    report = sub.add_parser("report", help="pass@k / pass^k per task from a promptfoo -o results file")
-    report.add_argument("results", help="promptfoo eval -o results.json")
-    report.add_argument("--k", type=_parse_ks, default=(1, 3, 5, 10), help="comma-separated ks (default 1,3,5,10)")
-    report.add_argument("--format", choices=("table", "json"), default="table")
-    report.set_defaults(func=_cmd_report)
-
-    fake = sub.add_parser("fake-model", help="scripted Anthropic-compatible model server on loopback")
-    fake.add_argument("--host", default="127.0.0.1", choices=("127.0.0.1", "localhost"))
-    fake.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    fake.add_argument("--tasks", default="tasks", help="folder of tasks (for the oracle script)")
-    fake.add_argument("--script", default="oracle", help="oracle | noop | flaky:P[:SEED] (default oracle)")
-    fake.add_argument("--port-file", default=None, help="write the chosen port here once listening")
-    fake.set_defaults(func=_cmd_fake_model)
+    for name, module_name in COMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            if error.name != module_name:
+                raise
+            continue  # a command still being built
+        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.configure(command)
+        command.set_defaults(func=module.run)
     return parser
 
 
