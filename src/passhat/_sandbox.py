@@ -8,6 +8,7 @@ starts from a copy of it, so no trial ever sees another's edits.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import shutil
 import subprocess
@@ -143,6 +144,36 @@ def materialize(base: Base, patch: bytes, dest_root: Path) -> Path:
             msg = f"the patch does not apply to the base: {error}"
             raise SandboxError(msg) from None
     return dest
+
+
+def materialize_cached(base: Base, patch: bytes, cache_root: Path, name: str) -> Path:
+    """base + patch, built once per (base, patch) across processes; treat the result as read-only.
+
+    Every assertion of one trial runs in its own Promptfoo process; they share this tree.
+    A patch that does not apply raises SandboxError, every time, with the same reason.
+    """
+    digest = hashlib.sha256(patch).hexdigest()[:16]
+    path = cache_root / "outcomes" / f"{name}-{base.commit[:12]}-{digest}"
+    failure = path.with_name(path.name + ".failed")
+    ready = path / ".git" / "passhat-outcome"
+    with _locked(path.with_name(path.name + ".lock")):
+        if failure.is_file():
+            raise SandboxError(failure.read_text())
+        if not ready.is_file():
+            building = path.with_name(f"{path.name}.building-{os.getpid()}")
+            shutil.rmtree(building, ignore_errors=True)
+            try:
+                built = materialize(base, patch, building)
+            except SandboxError as error:
+                failure.write_text(str(error))
+                raise
+            shutil.rmtree(path, ignore_errors=True)
+            os.replace(built, path)
+            shutil.rmtree(building, ignore_errors=True)
+            ready.write_text(digest + "\n")
+            with open(path.parent / "builds.log", "a") as journal:  # one line per build: shows sharing works
+                journal.write(f"{path.name}\n")
+    return path
 
 
 def base_for(task_dir: Path, base_dir: Path) -> Base:

@@ -1,8 +1,7 @@
 """The `passhat` command line: parse arguments, call the library, print.
 
-Each subcommand lives in its own module with `HELP`, `configure(parser)` and `run(args) -> int`
-(keep their top-level imports light: every module is imported to build the parser).
-Every PasshatError leaves through `_fail()`: one line on stderr, exit code 2.
+Each subcommand lives in its own module with `configure(parser)` and `run(args) -> int`; only the
+chosen one is imported. Every PasshatError leaves through `_fail()`: one line on stderr, exit code 2.
 """
 
 from __future__ import annotations
@@ -14,13 +13,12 @@ from collections.abc import Sequence
 
 from passhat._errors import PasshatError
 
-COMMANDS = {
-    "report": "passhat._report",
-    "compare": "passhat._compare",
-    "drift": "passhat._drift",
-    "check-task": "passhat._check_task",
-    "regrade": "passhat._regrade",
-    "fake-model": "passhat.fake_model._cli",
+COMMANDS = {  # name: (module, one-line help)
+    "report": ("passhat._report", "pass@k / pass^k per task and provider from a promptfoo -o results file"),
+    "drift": ("passhat._drift", "append an eval to the score history (SQLite) and flag quality drift"),
+    "check-task": ("passhat._check_task", "validate tasks with no model: reference passes, empty patch fails"),
+    "regrade": ("passhat._regrade", "rerun graders on an eval's saved patches (no agent, no cost)"),
+    "fake-model": ("passhat.fake_model._cli", "scripted Anthropic-compatible model on loopback (no API key)"),
 }
 
 
@@ -29,24 +27,22 @@ def _fail(error: PasshatError) -> int:
     return error.exit_code
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="passhat", description="pass^k for Claude Code run unattended.")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, module_name in COMMANDS.items():
-        try:
+    chosen = next((arg for arg in argv if not arg.startswith("-")), None)
+    for name, (module_name, help_text) in COMMANDS.items():
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        if chosen in (name, None) or chosen not in COMMANDS:
             module = importlib.import_module(module_name)
-        except ModuleNotFoundError as error:
-            if error.name != module_name:
-                raise
-            continue  # a command still being built
-        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
-        module.configure(command)
-        command.set_defaults(func=module.run)
+            module.configure(command)
+            command.set_defaults(func=module.run)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(argv).parse_args(argv)
     try:
         return args.func(args)
     except PasshatError as error:

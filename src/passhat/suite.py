@@ -11,19 +11,21 @@ from pathlib import Path
 
 from passhat._tasks import Task, load_tasks
 
-ASSERTION_FILES = {"tests": "tests_pass.py"}  # grader type → file in assertions/
+ASSERTION_FILES = {
+    "tests": "tests_pass.py",
+    "files": "files.py",
+    "diff-scope": "diff_scope.py",
+    "health": "health.py",
+}  # grader type → file in assertions/
 TASKS_ENV = "PASSHAT_TASKS"
 
 
 def promptfoo_test(task: Task, assertions_dir: Path) -> dict:
     asserts = []
     for grader in task.graders:
-        entry = ASSERTION_FILES.get(grader["type"])
-        if entry is None:
-            continue  # validated elsewhere; a type without a Promptfoo entry is not run live
         asserts.append({
             "type": "python",
-            "value": f"file://{assertions_dir / entry}",
+            "value": f"file://{assertions_dir / ASSERTION_FILES[grader['type']]}",
             "metric": grader.get("name", grader["type"]),
             "config": dict(grader),
         })

@@ -7,14 +7,31 @@ and returns a Grade. `grade_promptfoo` is what the assertions/ entry files call.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 from passhat._errors import PasshatError, SandboxError
 from passhat.graders._common import Grade, TrialOutcome
+from passhat.graders._diff_scope import grade_diff_scope
+from passhat.graders._files import grade_files
+from passhat.graders._health import grade_health
 from passhat.graders._tests import grade_tests
 
-GRADERS = {"tests": grade_tests}
+GRADERS: dict[str, Callable[[TrialOutcome, dict], Grade]] = {
+    "tests": grade_tests,
+    "files": grade_files,
+    "diff-scope": grade_diff_scope,
+    "health": grade_health,
+}
 
-__all__ = ["GRADERS", "Grade", "TrialOutcome", "grade_promptfoo"]
+__all__ = ["GRADERS", "Grade", "TrialOutcome", "grade", "grade_promptfoo"]
+
+
+def grade(outcome: TrialOutcome, config: dict) -> Grade:
+    """Run one grader; an outcome that cannot be built (patch does not apply) is a failed grade with the reason."""
+    try:
+        return GRADERS[config["type"]](outcome, config)
+    except SandboxError as error:
+        return Grade(False, 0.0, f"{config['type']} grader: {error}")
 
 
 def _metadata(context: dict) -> dict:
@@ -24,12 +41,10 @@ def _metadata(context: dict) -> dict:
 
 def grade_promptfoo(grader_type: str, context: dict) -> dict:
     """Run one grader inside a Promptfoo python assertion; never raises into Promptfoo."""
-    config = dict(context.get("config") or {})
-    config.setdefault("type", grader_type)
+    config = {**(context.get("config") or {}), "type": grader_type}
     try:
-        outcome = TrialOutcome.from_metadata(_metadata(context))
-        grade = GRADERS[grader_type](outcome, config)
-    except (PasshatError, SandboxError) as error:
+        result = grade(TrialOutcome.from_metadata(_metadata(context)), config)
+    except PasshatError as error:
         print(f"passhat grader {grader_type}: {error}", file=sys.stderr)
-        grade = Grade(False, 0.0, f"{grader_type} grader could not run: {error}")
-    return grade.to_promptfoo()
+        result = Grade(False, 0.0, f"{grader_type} grader could not run: {error}")
+    return result.to_promptfoo()

@@ -1,0 +1,7 @@
+"""Promptfoo entry for the `files` grader (logic in passhat.graders)."""
+
+from passhat.graders import grade_promptfoo
+
+
+def get_assert(output, context):
+    return grade_promptfoo("files", context)

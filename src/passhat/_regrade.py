@@ -1,0 +1,124 @@
+"""`passhat regrade RESULTS.json -o NEW.json`: rerun the graders on the saved outcomes of an
+earlier eval — no agent, no cost — and write a Promptfoo-shaped file `passhat report` reads.
+
+Graders come from each task's task.yaml as it is now (or from `--tasks-dir`), so a changed
+grader can be tried on old trials. Rows with infrastructure errors are kept as they were.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from passhat._errors import PasshatError, ResultsError
+
+HELP = "rerun graders on an earlier eval's saved patches (no agent, no cost); writes a new results file"
+
+
+def _load(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no such file; pass the file written by promptfoo eval -o") from None
+    except json.JSONDecodeError as error:
+        msg = f"{path}: not JSON (line {error.lineno}, column {error.colno}: {error.msg}); pass promptfoo's -o JSON"
+        raise ResultsError(msg) from None
+    rows = data.get("results", {}).get("results") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+        raise ResultsError(f"{path}: field 'results.results' is missing or not a list; pass promptfoo's -o JSON") from None
+    return data
+
+
+def _assertion(grader: dict, metric: str) -> dict:
+    from passhat.suite import ASSERTION_FILES
+
+    return {"type": "python", "value": f"file://assertions/{ASSERTION_FILES[grader['type']]}", "metric": metric,
+            "config": grader}
+
+
+def regrade_row(row: dict, tasks_dir: Path | None) -> dict | None:
+    """The row with fresh grading, or None when it cannot be regraded (infra error, no outcome)."""
+    from passhat._tasks import load_task
+    from passhat.graders import TrialOutcome, grade
+
+    metadata = (row.get("response") or {}).get("metadata") or {}
+    if row.get("failureReason") == 2 or not metadata.get("patch_path"):
+        return None
+    task_dir = tasks_dir / metadata["task_id"] if tasks_dir else Path(metadata["task_dir"])
+    task = load_task(task_dir)
+    outcome = TrialOutcome.from_metadata({**metadata, "task_dir": str(task.dir)})
+    components, named = [], {}
+    for grader in task.graders:
+        metric = grader.get("name", grader["type"])
+        result = grade(outcome, grader)
+        named[metric] = result.score
+        components.append({"pass": result.passed, "score": result.score, "reason": result.reason,
+                           "assertion": _assertion(grader, metric)})
+    passed = all(c["pass"] for c in components)
+    score = sum(c["score"] for c in components) / len(components)
+    reason = "All assertions passed" if passed else "\n".join(c["reason"] for c in components if not c["pass"])
+    new = copy.deepcopy(row)
+    new.update(success=passed, score=score, namedScores=named, failureReason=0 if passed else 1,
+               error=None if passed else reason,
+               gradingResult={"pass": passed, "score": score, "reason": reason, "namedScores": named,
+                              "componentResults": components})
+    return new
+
+
+def _key(row: dict) -> str:
+    metadata = (row.get("response") or {}).get("metadata") or {}
+    provider = row.get("provider") or {}
+    label = provider.get("label") or provider.get("id") if isinstance(provider, dict) else provider
+    return f"{metadata.get('task_id', '?')} r{metadata.get('repeat_index', '?')} [{label}]"
+
+
+def _write_atomically(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as handle:
+        json.dump(data, handle)
+    os.replace(tmp, path)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("results", help="promptfoo eval -o results.json of a passhat eval")
+    parser.add_argument("-o", "--output", required=True, help="where to write the regraded results")
+    parser.add_argument("--tasks-dir", default=None, help="take task.yaml graders from here instead of the saved task_dir")
+
+
+def run(args: argparse.Namespace) -> int:
+    source, target = Path(args.results), Path(args.output)
+    if source.resolve() == target.resolve():
+        raise PasshatError(f"-o {target}: same as the input; write the regrade to a new file")
+    data = _load(source)
+    tasks_dir = Path(args.tasks_dir).resolve() if args.tasks_dir else None
+    rows = data["results"]["results"]
+    changes, skipped, before, after = [], 0, Counter(), Counter()
+    for index, row in enumerate(rows):
+        new = regrade_row(row, tasks_dir)
+        if new is None:
+            skipped += 1
+            continue
+        task = _key(row).split(" ")[0]
+        before[task] += bool(row.get("success"))
+        after[task] += bool(new["success"])
+        if bool(new["success"]) != bool(row.get("success")):
+            changes.append(f"  {_key(row)}: {'PASS' if row.get('success') else 'FAIL'} → {'PASS' if new['success'] else 'FAIL'}")
+        rows[index] = new
+    _write_atomically(target, data)
+    print(f"regraded {len(rows) - skipped} trial(s) from {source} into {target}"
+          + (f"; {skipped} kept as they were (infra errors or no saved patch)" if skipped else ""))
+    if changes:
+        print(f"{len(changes)} verdict(s) changed:")
+        print("\n".join(changes))
+        for task in sorted(before):
+            if before[task] != after[task]:
+                print(f"  {task}: passes {before[task]} → {after[task]}")
+    else:
+        print("no verdict changed")
+    return 0

@@ -1,0 +1,31 @@
+"""The `diff-scope` grader: the patch stays where the task allows it.
+
+Every changed path must match an `allow` glob (when given) and no `deny` glob; optional
+`max_files` and `max_lines` (added + removed). The reason names the stray paths.
+"""
+
+from __future__ import annotations
+
+from passhat._patch import patch_stats
+from passhat.graders._common import Grade, TrialOutcome
+from passhat.graders._globs import matches
+
+
+def grade_diff_scope(outcome: TrialOutcome, config: dict) -> Grade:
+    stats = patch_stats(outcome.patch)
+    allow, deny = config.get("allow"), config.get("deny", [])
+    problems = []
+    outside = [p for p in stats.paths if allow is not None and not matches(p, allow)]
+    denied = [p for p in stats.paths if matches(p, deny)]
+    if outside:
+        problems.append(f"outside allow {allow}: {', '.join(outside)}")
+    if denied:
+        problems.append(f"denied by {deny}: {', '.join(denied)}")
+    if "max_files" in config and len(stats.paths) > config["max_files"]:
+        problems.append(f"{len(stats.paths)} files changed, max {config['max_files']}")
+    if "max_lines" in config and stats.changed_lines > config["max_lines"]:
+        problems.append(f"{stats.changed_lines} lines changed (+{stats.added} -{stats.removed}), max {config['max_lines']}")
+    summary = f"{len(stats.paths)} file(s), +{stats.added} -{stats.removed}"
+    if problems:
+        return Grade(False, 0.0, f"diff out of scope ({summary}): " + "; ".join(problems))
+    return Grade(True, 1.0, f"diff in scope ({summary})")

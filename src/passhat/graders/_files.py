@@ -1,0 +1,87 @@
+"""The `files` grader: checks on the files of base + patch.
+
+Each check names a `path` and any of: exists (true/false), contains, not_contains, regex,
+key + equals (a dotted path into JSON, YAML or TOML), unchanged (same bytes as the base).
+score = fraction of checks that hold; pass = all hold.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+from passhat.graders._common import Grade, TrialOutcome
+
+_MISSING = object()
+
+
+def _load_structured(path: Path) -> object:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".toml":
+        return tomllib.loads(text)
+    if path.suffix in (".yaml", ".yml"):
+        return yaml.safe_load(text)
+    return json.loads(text)
+
+
+def _lookup(data: object, key: str) -> object:
+    for part in key.split("."):
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and part.isdigit() and int(part) < len(data):
+            data = data[int(part)]
+        else:
+            return _MISSING
+    return data
+
+
+def _check(tree: Path, base: Path, check: dict) -> str | None:
+    """None when the check holds, else why not."""
+    rel = check["path"]
+    path = tree / rel
+    exists = path.is_file()
+    if "exists" in check and exists != check["exists"]:
+        return f"{rel} {'is missing' if check['exists'] else 'exists but should not'}"
+    if check.get("unchanged"):
+        original = base / rel
+        same = (exists and original.is_file() and path.read_bytes() == original.read_bytes()) or (
+            not exists and not original.exists()
+        )
+        if not same:
+            return f"{rel} changed but must stay as in the base"
+    needs_content = any(k in check for k in ("contains", "not_contains", "regex", "key"))
+    if not needs_content:
+        return None
+    if not exists:
+        return f"{rel} is missing"
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if "contains" in check and check["contains"] not in text:
+        return f"{rel} does not contain {check['contains']!r}"
+    if "not_contains" in check and check["not_contains"] in text:
+        return f"{rel} contains {check['not_contains']!r}"
+    if "regex" in check and not re.search(check["regex"], text, re.MULTILINE):
+        return f"{rel} has no match for /{check['regex']}/"
+    if "key" in check:
+        try:
+            value = _lookup(_load_structured(path), check["key"])
+        except (ValueError, yaml.YAMLError, tomllib.TOMLDecodeError) as error:
+            return f"{rel} cannot be parsed: {str(error).splitlines()[0]}"
+        if value is _MISSING:
+            return f"{rel} has no key {check['key']!r}"
+        if value != check["equals"]:
+            return f"{rel} {check['key']} is {value!r}, expected {check['equals']!r}"
+    return None
+
+
+def grade_files(outcome: TrialOutcome, config: dict) -> Grade:
+    checks = config["checks"]
+    tree, base = outcome.tree(), outcome.base_tree()
+    problems = [problem for check in checks if (problem := _check(tree, base, check)) is not None]
+    held = len(checks) - len(problems)
+    if not problems:
+        return Grade(True, 1.0, f"all {len(checks)} file checks hold")
+    return Grade(False, held / len(checks), f"{held}/{len(checks)} file checks hold; " + "; ".join(problems))
