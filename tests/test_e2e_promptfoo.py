@@ -21,10 +21,11 @@ import yaml
 
 from passhat.cli import main
 
-from conftest import ROOT, SHIPPED_TASKS, TASKS
+from conftest import ROOT, TASKS
 
 pytestmark = pytest.mark.e2e
 REPEAT = 4
+E2E_TASKS = ["bump-version", "py-median", "py-rename-var"]  # Node and Python; check-task covers the rest
 FLAKY_P, FLAKY_SEED = 0.5, 11
 
 
@@ -72,7 +73,7 @@ def eval_run(tmp_path_factory, fake_model_url):
     env = {**os.environ, "PASSHAT_FAKE_MODEL_URL": fake_model_url, "PROMPTFOO_PYTHON": sys.executable,
            "PROMPTFOO_CONFIG_DIR": str(work / "promptfoo-home"), "PROMPTFOO_DISABLE_TELEMETRY": "1",
            "PROMPTFOO_DISABLE_UPDATE": "1"}
-    env.pop("PASSHAT_TASKS", None)
+    env["PASSHAT_TASKS"] = ",".join(E2E_TASKS)
     proc = subprocess.run(
         [shutil.which("promptfoo"), "eval", "-c", "promptfooconfig.yaml", "--repeat", str(REPEAT), "-j", "4",
          "--no-cache", "--no-progress-bar", "-o", "results.json"],
@@ -96,7 +97,7 @@ def _tree(root: Path) -> dict[str, bytes]:
 def test_every_trial_ran_once_without_infra_errors(eval_run):
     _, results = eval_run
     rows = results["results"]["results"]
-    assert len(rows) == len(SHIPPED_TASKS) * 3 * REPEAT
+    assert len(rows) == len(E2E_TASKS) * 3 * REPEAT
     assert [r for r in rows if r["failureReason"] == 2] == []
     keys = {(r["provider"]["label"], r["response"]["metadata"]["task_id"], r["response"]["metadata"]["repeat_index"]) for r in rows}
     assert len(keys) == len(rows)
@@ -108,8 +109,8 @@ def test_report_gives_exactly_the_seeded_pass_pattern(eval_run, capsys):
     assert main(["report", str(work / "results.json"), "--format", "json", "--k", "1,2,4,5"]) == 0
     report = json.loads(capsys.readouterr().out)
     by_key = {(row["task"], row["provider"]): row for row in report["tasks"]}
-    assert len(by_key) == len(SHIPPED_TASKS) * 3
-    for task_id in SHIPPED_TASKS:
+    assert len(by_key) == len(E2E_TASKS) * 3
+    for task_id in E2E_TASKS:
         expected = {
             "flaky": sum(expected_oracle(task_id, i) for i in range(REPEAT)),
             "oracle": REPEAT,
@@ -132,12 +133,13 @@ def test_each_row_passes_exactly_when_its_trial_acted_as_oracle(eval_run):
         label = row["provider"]["label"]
         oracle = {"oracle": True, "noop": False}.get(label) if label != "flaky" else expected_oracle(meta["task_id"], meta["repeat_index"])
         assert row["success"] is oracle, (label, meta["task_id"], meta["repeat_index"], row.get("error"))
-        assert row["namedScores"]["tests"] == (1.0 if oracle else 0.0)
+        assert (row["namedScores"]["tests"] == 1.0) is oracle  # FAIL_TO_PASS fraction: 1.0 only when solved
+        assert row["namedScores"]["health"] == 1.0  # noop or oracle, every run exited cleanly
 
 
 def test_each_trial_patch_holds_only_its_own_edits(eval_run, tmp_path):
     _, results = eval_run
-    solved = {task_id: _solution_tree(task_id, tmp_path) for task_id in SHIPPED_TASKS}
+    solved = {task_id: _solution_tree(task_id, tmp_path) for task_id in E2E_TASKS}
     for index, row in enumerate(results["results"]["results"]):
         meta = row["response"]["metadata"]
         patch = Path(meta["patch_path"]).read_bytes()
@@ -148,3 +150,25 @@ def test_each_trial_patch_holds_only_its_own_edits(eval_run, tmp_path):
         shutil.copytree(meta["base_dir"], rebuilt, ignore=shutil.ignore_patterns(".git"))
         subprocess.run(["git", "apply", "--binary", "-"], input=patch, cwd=rebuilt, check=True)
         assert _tree(rebuilt) == solved[meta["task_id"]], (meta["task_id"], meta["repeat_index"])
+
+
+def test_regrade_reproduces_the_verdicts_then_reports_a_changed_grader(eval_run, tmp_path, capsys):
+    work, results = eval_run
+    assert main(["regrade", str(work / "results.json"), "-o", str(tmp_path / "same.json")]) == 0
+    assert "no verdict changed" in capsys.readouterr().out
+    same = json.loads((tmp_path / "same.json").read_text())["results"]["results"]
+    assert [r["success"] for r in same] == [r["success"] for r in results["results"]["results"]]
+
+    tasks = tmp_path / "tasks"
+    shutil.copytree(TASKS, tasks, ignore=shutil.ignore_patterns("__pycache__"))
+    spec = yaml.safe_load((tasks / "py-median" / "task.yaml").read_text())
+    spec["graders"] = [{"type": "tests", "command": "exit 3"}, *[g for g in spec["graders"] if g["type"] != "tests"]]
+    (tasks / "py-median" / "task.yaml").write_text(yaml.safe_dump(spec))
+    assert main(["regrade", str(work / "results.json"), "-o", str(tmp_path / "new.json"), "--tasks-dir", str(tasks)]) == 0
+    out = capsys.readouterr().out
+    was_passing = sum(1 for r in results["results"]["results"] if r["success"] and r["response"]["metadata"]["task_id"] == "py-median")
+    assert f"{was_passing} verdict(s) changed:" in out
+    assert f"py-median: passes {was_passing} → 0" in out
+    assert main(["report", str(tmp_path / "new.json"), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {row["passes"] for row in report["tasks"] if row["task"] == "py-median"} == {0}

@@ -30,15 +30,21 @@ TOOLS = [{"name": n, "description": n, "input_schema": {"type": "object"}} for n
         pytest.param("flaky:0.7", Script("flaky", 0.7, 0), id="flaky"),
         pytest.param("flaky:0.25:42", Script("flaky", 0.25, 42), id="flaky-seed"),
         pytest.param("error:503", Script("error", status=503), id="error"),
+        pytest.param("rate-limit:2", Script("rate-limit", count=2), id="rate-limit"),
+        pytest.param("cut:1", Script("cut", count=1), id="cut"),
+        pytest.param("hang", Script("hang"), id="hang"),
+        pytest.param("slow:2.5", Script("slow", seconds=2.5), id="slow"),
+        pytest.param("commands", Script("commands"), id="commands"),
+        pytest.param("flaky:0.7+outage:0.2:5", Script("flaky", p=0.7, outage=0.2, outage_seed=5), id="outage"),
     ],
 )
 def test_parse_script(spec, expected):
     assert parse_script(spec) == expected
 
 
-@pytest.mark.parametrize("spec", ["", "orcale", "flaky", "flaky:1.5", "flaky:x", "flaky:0.5:x", "noop:1", "error:200", "error:x"])
+@pytest.mark.parametrize("spec", ["", "orcale", "flaky", "flaky:1.5", "flaky:x", "flaky:0.5:x", "noop:1", "error:200", "error:x", "hang:3", "slow:-1", "cut", "oracle+outage", "oracle+outage:2", "oracle+storm:0.1"])
 def test_parse_script_rejects(spec):
-    with pytest.raises(PasshatError, match=r"expected oracle, noop, flaky:P\[:SEED\]"):
+    with pytest.raises(PasshatError, match=r"expected oracle, noop, flaky:P\[:SEED\] \(0 <= P <= 1\), commands"):
         parse_script(spec)
 
 

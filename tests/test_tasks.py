@@ -16,7 +16,8 @@ BAD = Path(__file__).resolve().parent / "data" / "tasks"  # one tiny folder per 
 
 def test_every_shipped_task_loads():
     tasks = load_tasks(SHIPPED)
-    assert [t.id for t in tasks] == ["bump-version", "py-median", "py-rename-var"]
+    folders = sorted(p.name for p in SHIPPED.iterdir() if (p / "task.yaml").is_file())
+    assert [t.id for t in tasks] == folders and len(folders) >= 8
     for task in tasks:
         assert isinstance(task, Task)
         assert task.dir == SHIPPED / task.id
@@ -26,7 +27,7 @@ def test_every_shipped_task_loads():
         assert task.solution.is_file()
         assert task.prompt.strip()
         assert task.graders
-        assert all(g["type"] == "tests" and g["command"] for g in task.graders)
+        assert any(g["type"] == "tests" and g["command"] for g in task.graders)
         assert re.fullmatch(r"[0-9a-f]{16}", task.version)
 
 
@@ -46,7 +47,7 @@ def test_only_filters_by_id():
 
 
 def test_only_with_unknown_id_lists_the_known_ones():
-    known = "bump-version, py-median, py-rename-var"
+    known = ", ".join(sorted(p.name for p in SHIPPED.iterdir() if (p / "task.yaml").is_file()))
     with pytest.raises(TaskError, match=f"no task 'nope'; the tasks there are: {known}"):
         load_tasks(SHIPPED, only=["py-median", "nope"])
 

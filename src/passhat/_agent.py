@@ -74,6 +74,10 @@ def cli_environment(config: ProviderConfig, home: Path, tmp: Path, workdir: Path
         **endpoint,
         **config.env,
     }
+    if config.max_retries is not None:
+        env["CLAUDE_CODE_MAX_RETRIES"] = str(config.max_retries)
+    if config.api_timeout_s is not None:
+        env["API_TIMEOUT_MS"] = str(int(config.api_timeout_s * 1000))
     return env
 
 

@@ -33,6 +33,8 @@ class ProviderConfig:
     fake_model_url: str | None = None
     fake_script: str | None = None
     keep_sandbox: bool = False
+    max_retries: int | None = None  # the CLI's API retries (CLAUDE_CODE_MAX_RETRIES); None = its default
+    api_timeout_s: float | None = None  # per API request (API_TIMEOUT_MS); None = the CLI's default
     env: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -44,7 +46,8 @@ _FIELDS = {
     "model": str, "allowed_tools": list, "disallowed_tools": list, "permission_mode": str,
     "max_turns": int, "max_budget_usd": (int, float), "append_system_prompt": str, "claude_md": str,
     "setting_sources": list, "timeout_s": (int, float), "fake_model_url": str, "fake_script": str,
-    "tasks_dir": str, "state_dir": str, "keep_sandbox": bool, "env": dict,
+    "tasks_dir": str, "state_dir": str, "keep_sandbox": bool, "env": dict, "max_retries": int,
+    "api_timeout_s": (int, float),
 }
 _PROMPTFOO_KEYS = {"basePath", "workers", "timeout", "pythonExecutable"}
 
@@ -98,6 +101,8 @@ def parse_config(raw: dict) -> ProviderConfig:
         fake_model_url=raw.get("fake_model_url") or os.environ.get(FAKE_MODEL_ENV) or None,
         fake_script=raw.get("fake_script"),
         keep_sandbox=bool(raw.get("keep_sandbox", False)),
+        max_retries=raw.get("max_retries"),
+        api_timeout_s=raw.get("api_timeout_s"),
         env={str(k): str(v) for k, v in raw.get("env", {}).items()},
     )
 

@@ -1,13 +1,24 @@
 """Scripts of the scripted model: what it answers, given the request and the trial.
 
-A script is stateless: the conversation so far (the count of tool results in the
+Agent scripts are stateless: the conversation so far (the count of tool results in the
 request) says which step comes next, so any number of trials can run at once.
 
     oracle          apply the task's solution.patch through Read/Edit/Write/Bash, then summarize
     noop            answer in words, touch nothing
     flaky:P[:SEED]  oracle with probability P, else noop; decided by flaky_draw(task, trial, SEED)
-    error:STATUS    answer every agent request with HTTP STATUS (4xx/5xx) and `x-should-retry: false`,
-                    so the client gives up at once: an API outage as the CLI sees it after its retries
+    commands        run each `RUN: <shell command>` line of the prompt as a Bash tool call, in order
+                    (hostile-agent and fault tests: the prompt says what the "agent" attempts)
+
+Fault scripts (an API outage as the CLI sees it):
+
+    error:STATUS    every agent request gets HTTP STATUS (the client retries up to its max_retries)
+    rate-limit:N    the first N agent requests of a trial get 429 with `retry-after: 1`, then oracle
+    cut:N           the first N agent replies of a trial stop mid-stream (connection closed), then oracle
+    hang            the server accepts the request and never answers
+    slow:SECONDS    wait SECONDS before every agent reply, then oracle
+
+Modifier: `SCRIPT+outage:Q[:SEED]` turns a trial into a 500 outage (with `x-should-retry: false`, as
+after the client's retries) when outage_draw(task, trial, SEED) < Q.
 """
 
 from __future__ import annotations
@@ -15,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 from dataclasses import dataclass
 
 from passhat._errors import PasshatError
@@ -22,14 +34,23 @@ from passhat.fake_model._plan import ToolCall
 
 NOOP_TEXT = "I looked at the request and decided not to change any files."
 _CWD = re.compile(r"Primary working directory: (.+)")
+_RUN = re.compile(r"^RUN: (.+)$", re.MULTILINE)
+_USAGE = (
+    "expected oracle, noop, flaky:P[:SEED] (0 <= P <= 1), commands, error:STATUS (4xx/5xx), rate-limit:N, "
+    "cut:N, hang or slow:SECONDS, optionally followed by +outage:Q[:SEED] (e.g. flaky:0.7+outage:0.1)"
+)
 
 
 @dataclass(frozen=True)
 class Script:
-    name: str  # oracle | noop | flaky | error
+    name: str  # oracle | noop | flaky | commands | error | rate-limit | cut | hang | slow
     p: float = 1.0
     seed: int = 0
-    status: int = 0  # for error
+    status: int = 0  # error
+    count: int = 0  # rate-limit, cut
+    seconds: float = 0.0  # slow
+    outage: float = 0.0  # probability of a whole-trial 500 outage
+    outage_seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -38,39 +59,72 @@ class Reply:
     stop_reason: str
 
 
-def parse_script(spec: str) -> Script:
-    """`oracle`, `noop`, `flaky:P[:SEED]` or `error:STATUS` → Script; anything else is one clear error."""
-    parts = spec.split(":")
-    name = parts[0]
-    if name in ("oracle", "noop") and len(parts) == 1:
+def _number(text: str, kind: type, low: float, high: float) -> float | None:
+    try:
+        value = kind(text)
+    except ValueError:
+        return None
+    return value if low <= value <= high else None
+
+
+def _parse_one(spec: str) -> Script | None:
+    name, _, rest = spec.partition(":")
+    args = rest.split(":") if rest else []
+    if name in ("oracle", "noop", "commands", "hang") and not args:
         return Script(name)
-    if name == "error" and len(parts) == 2 and parts[1].isdigit() and 400 <= int(parts[1]) <= 599:
-        return Script("error", status=int(parts[1]))
-    if name == "flaky" and len(parts) in (2, 3):
-        try:
-            p = float(parts[1])
-            seed = int(parts[2]) if len(parts) == 3 else 0
-        except ValueError:
-            p, seed = -1.0, 0
-        if 0.0 <= p <= 1.0:
-            return Script("flaky", p, seed)
-    msg = (
-        f"script {spec!r}: expected oracle, noop, flaky:P[:SEED] with 0 <= P <= 1 (e.g. flaky:0.7) "
-        "or error:STATUS with a 4xx/5xx status"
-    )
-    raise PasshatError(msg)
+    if name == "flaky" and len(args) in (1, 2):
+        p = _number(args[0], float, 0.0, 1.0)
+        seed = _number(args[1], int, 0, 2**63) if len(args) == 2 else 0
+        return Script("flaky", p=p, seed=int(seed)) if p is not None and seed is not None else None
+    if name == "error" and len(args) == 1 and (status := _number(args[0], int, 400, 599)) is not None:
+        return Script("error", status=int(status))
+    if name in ("rate-limit", "cut") and len(args) == 1 and (count := _number(args[0], int, 0, 10**6)) is not None:
+        return Script(name, count=int(count))
+    if name == "slow" and len(args) == 1 and (seconds := _number(args[0], float, 0.0, 3600.0)) is not None:
+        return Script("slow", seconds=seconds)
+    return None
+
+
+def parse_script(spec: str) -> Script:
+    """A script spec → Script; anything else is one clear error."""
+    base, _, modifier = spec.partition("+")
+    script = _parse_one(base)
+    if script is not None and modifier:
+        name, _, rest = modifier.partition(":")
+        args = rest.split(":") if rest else []
+        q = _number(args[0], float, 0.0, 1.0) if name == "outage" and len(args) in (1, 2) else None
+        seed = _number(args[1], int, 0, 2**63) if q is not None and len(args) == 2 else 0
+        script = Script(**{**script.__dict__, "outage": q, "outage_seed": int(seed)}) if q is not None and seed is not None else None
+    if script is None:
+        raise PasshatError(f"script {spec!r}: {_USAGE}")
+    return script
+
+
+def _draw(key: str) -> float:
+    """A uniform number in [0, 1): the first 16 hex digits of sha256(key) / 16**16."""
+    return int(hashlib.sha256(key.encode()).hexdigest()[:16], 16) / 16**16
 
 
 def flaky_draw(task_id: str, trial: int, seed: int = 0) -> float:
-    """A uniform number in [0, 1) fixed by (seed, task id, trial): sha256 of "seed:task:trial"."""
-    digest = hashlib.sha256(f"{seed}:{task_id}:{trial}".encode()).hexdigest()
-    return int(digest[:16], 16) / 16**16
+    """Fixed by (seed, task id, trial): sha256 of "seed:task:trial"."""
+    return _draw(f"{seed}:{task_id}:{trial}")
+
+
+def outage_draw(task_id: str, trial: int, seed: int = 0) -> float:
+    """sha256 of "outage:seed:task:trial", so outages and flakiness are independent."""
+    return _draw(f"outage:{seed}:{task_id}:{trial}")
+
+
+def in_outage(script: Script, task_id: str | None, trial: int | None) -> bool:
+    return bool(script.outage) and task_id is not None and trial is not None and (
+        outage_draw(task_id, trial, script.outage_seed) < script.outage
+    )
 
 
 def acts_as_oracle(script: Script, task_id: str, trial: int) -> bool:
     if script.name == "flaky":
         return flaky_draw(task_id, trial, script.seed) < script.p
-    return script.name == "oracle"
+    return script.name in ("oracle", "rate-limit", "cut", "slow")
 
 
 def working_directory(body: dict) -> str | None:
@@ -92,10 +146,26 @@ def _tool_use(call: ToolCall, cwd: str, step: int) -> dict:
     path = f"{cwd.rstrip('/')}/{call.path}"
     if call.name == "Bash":
         arguments = dict(call.args)
-        arguments["command"] = f"cd {json.dumps(cwd)} && {arguments['command']}"
+        arguments["command"] = f"cd {shlex.quote(cwd)} && {arguments['command']}"
     else:
         arguments = {"file_path": path, **call.args}
     return {"type": "tool_use", "id": f"toolu_passhat_{step:04d}", "name": call.name, "input": arguments}
+
+
+def _text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(block.get("text", "") for block in content if isinstance(block, dict))
+    return ""
+
+
+def prompt_commands(body: dict) -> list[ToolCall]:
+    """`RUN: ...` lines of the first user message, as Bash calls (run from the sandbox)."""
+    messages = body.get("messages") or [{}]
+    text = _text_of(messages[0].get("content"))
+    return [ToolCall("Bash", ".", {"command": line.strip(), "description": "scripted command"})
+            for line in _RUN.findall(text)]
 
 
 def agent_reply(body: dict, plan: list[ToolCall] | None, oracle: bool) -> Reply:
@@ -109,6 +179,6 @@ def agent_reply(body: dict, plan: list[ToolCall] | None, oracle: bool) -> Reply:
         return Reply([{"type": "text", "text": text}], "end_turn")
     if step < len(plan):
         return Reply([_tool_use(plan[step], cwd, step)], "tool_use")
-    changed = sorted({call.path for call in plan})
-    text = f"Done. I changed {len(changed)} file(s): {', '.join(changed)}."
+    changed = sorted({call.path for call in plan if call.path != "."})
+    text = f"Done. I changed {len(changed)} file(s): {', '.join(changed)}." if changed else f"Done. I ran {len(plan)} command(s)."
     return Reply([{"type": "text", "text": text}], "end_turn")

@@ -9,6 +9,7 @@ server's default script for that trial (e.g. `noop` for one provider).
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import threading
 from collections import deque
@@ -18,7 +19,7 @@ from urllib.parse import unquote, urlsplit
 
 from passhat._errors import PasshatError
 from passhat.fake_model._plan import ToolCall, plan_solution
-from passhat.fake_model._scripts import Script, acts_as_oracle, agent_reply, parse_script
+from passhat.fake_model._scripts import Script, acts_as_oracle, agent_reply, in_outage, parse_script, prompt_commands
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -113,9 +114,7 @@ class _Handler(BaseHTTPRequestHandler):
         except PasshatError as error:
             self._send_json(400, {"type": "error", "error": {"type": "invalid_request_error", "message": str(error)}})
             return
-        if script.name == "error" and body.get("tools"):
-            self._send_json(script.status, {"type": "error", "error": {"type": "api_error", "message": "passhat scripted fault"}},
-                            {"x-should-retry": "false"})
+        if body.get("tools") and self._fault(script, task_id, trial, script_spec):
             return
         blocks, stop = self.server.answer(body, task_id, trial, script)
         message = {
@@ -132,6 +131,44 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream(message)
         else:
             self._send_json(200, message)
+
+    def _fault(self, script: Script, task_id: str | None, trial: int | None, spec: str | None) -> bool:
+        """Play the script's fault for this agent request, if any; True when the request was answered."""
+        nth = self.server.count_request((task_id, trial, spec))
+        error = {"type": "error", "error": {"type": "api_error", "message": "passhat scripted fault"}}
+        if in_outage(script, task_id, trial):  # the whole trial is down: no point retrying
+            self._send_json(500, error, {"x-should-retry": "false"})
+        elif script.name == "error":  # retried by the client up to its max_retries
+            self._send_json(script.status, error)
+        elif script.name == "rate-limit" and nth < script.count:
+            limited = {"type": "error", "error": {"type": "rate_limit_error", "message": "passhat scripted 429"}}
+            self._send_json(429, limited, {"retry-after": "1"})
+        elif script.name == "cut" and nth < script.count:
+            self._cut()
+        elif script.name == "hang":
+            self.server.stopping.wait()  # until the server shuts down; the client gives up first
+            self.close_connection = True
+        else:
+            if script.name == "slow":
+                self.server.stopping.wait(script.seconds)
+            return False
+        return True
+
+    def _cut(self) -> None:
+        """A stream that starts, then the connection drops before message_stop."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("connection", "close")
+        self.end_headers()
+        start = {"type": "message_start", "message": {"id": "msg_cut", "type": "message", "role": "assistant",
+                 "model": "passhat-scripted", "content": [], "stop_reason": None, "stop_sequence": None,
+                 "usage": {"input_tokens": 1, "output_tokens": 1}}}
+        self.wfile.write(f"event: message_start\ndata: {json.dumps(start)}\n\n".encode())
+        self.wfile.write(b'event: content_block_start\ndata: {"type": "content_block_start", "index": 0, '
+                         b'"content_block": {"type": "text", "text": ""}}\n\n')
+        self.wfile.flush()
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
 
     def _stream(self, message: dict) -> None:
         self.send_response(200)
@@ -179,6 +216,24 @@ class FakeModelServer(ThreadingHTTPServer):
         self.script = script
         self.plans = _Plans(tasks_dir)
         self.requests: deque[dict] = deque(maxlen=200)  # recent agent-loop requests, for tests and debugging
+        self.stopping = threading.Event()  # set on shutdown: wakes `hang` and `slow`
+        self._counts: dict[tuple, int] = {}
+        self._counts_lock = threading.Lock()
+
+    def count_request(self, key: tuple) -> int:
+        """How many agent requests this (task, trial, script) has made before this one."""
+        with self._counts_lock:
+            seen = self._counts.get(key, 0)
+            self._counts[key] = seen + 1
+            return seen
+
+    def requests_seen(self, key: tuple) -> int:
+        with self._counts_lock:
+            return self._counts.get(key, 0)
+
+    def shutdown(self) -> None:
+        self.stopping.set()
+        super().shutdown()
 
     @property
     def url(self) -> str:
@@ -192,8 +247,11 @@ class FakeModelServer(ThreadingHTTPServer):
         if not body.get("tools"):  # a side request (title, summary): not the agent loop
             return [{"type": "text", "text": "passhat scripted reply"}], "end_turn"
         self.requests.append({"task_id": task_id, "trial": trial, "script": script.name, "body": body})
-        oracle = task_id is not None and trial is not None and acts_as_oracle(script, task_id, trial)
-        plan = self.plans.get(task_id) if oracle and task_id else None
+        if script.name == "commands":
+            plan, oracle = prompt_commands(body), True
+        else:
+            oracle = task_id is not None and trial is not None and acts_as_oracle(script, task_id, trial)
+            plan = self.plans.get(task_id) if oracle and task_id else None
         reply = agent_reply(body, plan, oracle)
         return reply.blocks, reply.stop_reason
 

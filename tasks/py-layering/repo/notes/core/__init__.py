@@ -1,0 +1,1 @@
+"""Low-level building blocks of notes: file storage and the word index."""

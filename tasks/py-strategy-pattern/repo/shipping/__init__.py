@@ -1,0 +1,5 @@
+"""Shipping quotes for the checkout page."""
+
+from shipping.calculator import ShippingCalculator
+
+__all__ = ["ShippingCalculator"]
