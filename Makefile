@@ -14,7 +14,7 @@ JOBS ?= 2
 SCRIPT ?= flaky:0.7
 PYTEST_ARGS ?=
 
-.PHONY: install demo demo-real test test-fast bench clean
+.PHONY: install system-deps demo demo-real test test-fast bench clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -25,6 +25,17 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# Debian packages the tests need: bubblewrap (trial confinement), chromium (reports people look at).
+# Installed only when missing; needs root (as in CI). Without them the affected tests fail, saying so.
+SYSTEM_PACKAGES := bubblewrap chromium
+system-deps:
+	@missing=""; command -v bwrap >/dev/null || missing="$$missing bubblewrap"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else echo "make: please install:$$missing (Debian packages; needs root)"; fi; \
+	fi
+
 install: $(VENV)/.installed node_modules/.installed
 
 demo: install
@@ -33,7 +44,7 @@ demo: install
 demo-real: install
 	REPEAT=$(REPEAT) JOBS=$(JOBS) PASSHAT_REAL_CLAUDE=1 scripts/demo.sh --real
 
-test: install
+test: install system-deps
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-fast: install

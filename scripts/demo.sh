@@ -26,6 +26,8 @@ else
   echo "demo: scripted model ($SCRIPT) at $PASSHAT_FAKE_MODEL_URL — no API key needed"
 fi
 
+passhat validate promptfooconfig.yaml --repeat "$REPEAT" >/dev/null
+
 # promptfoo exits 100 when some assertion failed: expected here, the report is the point.
 promptfoo eval -c promptfooconfig.yaml --repeat "$REPEAT" -j "$JOBS" --no-cache --no-progress-bar \
   -o "$OUT" > .passhat/demo-eval.log 2>&1 || [[ $? -eq 100 ]] || { tail -40 .passhat/demo-eval.log; exit 1; }

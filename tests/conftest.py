@@ -29,8 +29,7 @@ def fake_model():
 
     server = start_in_thread(TASKS, "oracle")
     yield server
-    server.shutdown()
-    server.server_close()
+    server.stop()
 
 
 @pytest.fixture

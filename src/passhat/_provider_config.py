@@ -53,7 +53,7 @@ _PROMPTFOO_KEYS = {"basePath", "workers", "timeout", "pythonExecutable"}
 
 
 def _bad(field_name: str, value: object, fix: str) -> PasshatError:
-    return PasshatError(f"promptfooconfig.yaml: provider config field {field_name!r}: {value!r}: {fix}")
+    return PasshatError(f"provider config field {field_name!r}: {value!r}: {fix}")
 
 
 def parse_config(raw: dict) -> ProviderConfig:

@@ -16,6 +16,7 @@ from passhat._errors import PasshatError
 COMMANDS = {  # name: (module, one-line help)
     "report": ("passhat._report", "pass@k / pass^k per task and provider from a promptfoo -o results file"),
     "drift": ("passhat._drift", "append an eval to the score history (SQLite) and flag quality drift"),
+    "validate": ("passhat._validate", "check promptfooconfig.yaml, its providers' config and tasks before any trial"),
     "check-task": ("passhat._check_task", "validate tasks with no model: reference passes, empty patch fails"),
     "regrade": ("passhat._regrade", "rerun graders on an eval's saved patches (no agent, no cost)"),
     "fake-model": ("passhat.fake_model._cli", "scripted Anthropic-compatible model on loopback (no API key)"),

@@ -6,8 +6,9 @@ request) says which step comes next, so any number of trials can run at once.
     oracle          apply the task's solution.patch through Read/Edit/Write/Bash, then summarize
     noop            answer in words, touch nothing
     flaky:P[:SEED]  oracle with probability P, else noop; decided by flaky_draw(task, trial, SEED)
-    commands        run each `RUN: <shell command>` line of the prompt as a Bash tool call, in order
-                    (hostile-agent and fault tests: the prompt says what the "agent" attempts)
+    commands        run each `RUN: <shell command>` line of the prompt as a Bash tool call, in order, with
+                    {task} and {trial} replaced (hostile-agent and concurrency tests: the prompt says
+                    what the "agent" attempts)
 
 Fault scripts (an API outage as the CLI sees it):
 
@@ -160,12 +161,12 @@ def _text_of(content: object) -> str:
     return ""
 
 
-def prompt_commands(body: dict) -> list[ToolCall]:
+def prompt_commands(body: dict, task_id: str | None = None, trial: int | None = None) -> list[ToolCall]:
     """`RUN: ...` lines of the first user message, as Bash calls (run from the sandbox)."""
     messages = body.get("messages") or [{}]
     text = _text_of(messages[0].get("content"))
-    return [ToolCall("Bash", ".", {"command": line.strip(), "description": "scripted command"})
-            for line in _RUN.findall(text)]
+    lines = [line.strip().replace("{task}", str(task_id)).replace("{trial}", str(trial)) for line in _RUN.findall(text)]
+    return [ToolCall("Bash", ".", {"command": line, "description": "scripted command"}) for line in lines]
 
 
 def agent_reply(body: dict, plan: list[ToolCall] | None, oracle: bool) -> Reply:

@@ -235,6 +235,11 @@ class FakeModelServer(ThreadingHTTPServer):
         self.stopping.set()
         super().shutdown()
 
+    def stop(self) -> None:
+        """Stop serving and close the listening socket."""
+        self.shutdown()
+        self.server_close()
+
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
@@ -248,7 +253,7 @@ class FakeModelServer(ThreadingHTTPServer):
             return [{"type": "text", "text": "passhat scripted reply"}], "end_turn"
         self.requests.append({"task_id": task_id, "trial": trial, "script": script.name, "body": body})
         if script.name == "commands":
-            plan, oracle = prompt_commands(body), True
+            plan, oracle = prompt_commands(body, task_id, trial), True
         else:
             oracle = task_id is not None and trial is not None and acts_as_oracle(script, task_id, trial)
             plan = self.plans.get(task_id) if oracle and task_id else None
