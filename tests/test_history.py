@@ -80,6 +80,25 @@ def test_a_results_file_becomes_one_row_per_trial_and_metric(tmp_path: Path) -> 
     }
 
 
+def test_judge_version_comes_from_the_judge_assertion_and_unscored_judges_store_null(tmp_path: Path) -> None:
+    def judged(repeat: int, unscored: bool) -> dict[str, Any]:
+        row = make_row("alpha", repeat, 0.9, named={"tests": 1.0, "judge": 0.8, "judge.completeness": 1.0})
+        judge_meta = {"judge_version": "jv-abc", "judge_unscored": unscored}
+        row["gradingResult"]["componentResults"] = [
+            {"pass": True, "score": 1.0, "assertion": {"type": "python", "metric": "tests"}},
+            {"pass": not unscored, "score": 0.8, "assertion": {"type": "python", "metric": "judge"}, "metadata": judge_meta},
+        ]
+        return row
+
+    batch = batch_from_results(write_results(tmp_path / "r.json", [judged(0, False), judged(1, True)]))
+    got = {(r.trial, r.metric): (r.score, r.judge_version) for r in batch.rows}
+    assert got[(0, "namedScores.judge")] == (0.8, "jv-abc")
+    assert got[(0, "namedScores.judge.completeness")] == (1.0, "jv-abc")  # a criterion of that judge
+    assert got[(0, "namedScores.tests")] == (1.0, "none")  # not a judge: never tied to a judge_version
+    assert got[(0, "score")] == (0.9, "jv-abc")
+    assert got[(1, "namedScores.judge")] == (None, "jv-abc")  # unscored by the judge: NULL, not 0
+
+
 @pytest.mark.parametrize(
     ("rows", "data", "match"),
     [

@@ -130,9 +130,14 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     data = json.loads(out)
     assert data["ks"] == [1, 3]
     add_tests, bump, typo = data["tasks"]
+    new_keys = {
+        "tier", "pass_rate", "wilson_95", "clean_exit_rate", "health_reported", "mean_duration_ms",
+        "p90_duration_ms", "runs_needed", "undefined_k", "unscored", "duplicate_repeats", "missing_repeats",
+    }  # fmt: skip
+    old = {key: value for key, value in add_tests.items() if key not in new_keys}
 
     # n=2 (infra error excluded), c=1. pass@1 = pass^1 = 1/2; k=3 > n=2: undefined, null.
-    assert add_tests == {
+    assert old == {
         "task": "add-tests",  # testCase.description: the SDK provider sets no task_id
         "provider": "anthropic:claude-agent-sdk",  # no label: the id
         "n": 2,
@@ -145,8 +150,24 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         "cost_per_success_usd": pytest.approx(0.8),  # (0.30 + 0.50) / 1 pass; the infra error is out
         "mean_turns": 6.0,  # (5 + 7) / 2; the infra error's turn is not the agent's
     }
+    # 1/2: Wilson [0.0945, 0.9055] (scipy's binomtest(1, 2).proportion_ci(method="wilson")); rate 1/2 needs
+    # N >= 24 z² = 92.2 trials for a width of 0.2 -> 91 more. latencyMs 2500 on every row; no health reported.
+    assert {key: add_tests[key] for key in new_keys} == {
+        "tier": None,
+        "pass_rate": 0.5,
+        "wilson_95": [pytest.approx(0.0945312, abs=1e-6), pytest.approx(0.9054688, abs=1e-6)],
+        "clean_exit_rate": None,
+        "health_reported": 0,
+        "mean_duration_ms": 2500.0,
+        "p90_duration_ms": 2500.0,
+        "runs_needed": 91,
+        "undefined_k": [3],
+        "unscored": 0,
+        "duplicate_repeats": [],  # the native SDK provider records no repeat index: nothing to check
+        "missing_repeats": [],
+    }
     # n=10, c=6. pass@3 = 1 - C(4,3)/C(10,3) = 1 - 4/120; pass^3 = C(6,3)/C(10,3) = 20/120.
-    assert bump == {
+    assert {key: value for key, value in bump.items() if key not in new_keys} == {
         "task": "bump-version",  # response.metadata.task_id wins over testCase.description
         "provider": "sonnet",  # label over id
         "n": 10,
@@ -159,8 +180,11 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         "cost_per_success_usd": pytest.approx(1.0 / 6),  # 10 x 0.10 / 6 passes
         "mean_turns": pytest.approx(5.6),  # (6 x 4 + 4 x 8) / 10 = 56/10
     }
-    # n=3, c=3: every figure is 1; $0.60 / 3 passes = $0.20.
-    assert typo == {
+    # 6/10: Wilson [0.3127, 0.8318]; at rate 0.6 the width is 0.2006 at N=88 and 0.1995 at N=89 -> 79 more.
+    assert bump["wilson_95"] == [pytest.approx(0.3126738, abs=1e-6), pytest.approx(0.8318197, abs=1e-6)]
+    assert (bump["runs_needed"], bump["undefined_k"]) == (79, [])
+    # n=3, c=3: every figure is 1; $0.60 / 3 passes = $0.20. Not flaky: no runs needed.
+    assert {key: value for key, value in typo.items() if key not in new_keys} == {
         "task": "fix-typo",
         "provider": "sonnet",
         "n": 3,
@@ -173,7 +197,9 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         "cost_per_success_usd": pytest.approx(0.2),
         "mean_turns": 3.0,
     }
-    assert data["suite"] == {
+    assert (typo["runs_needed"], typo["wilson_95"][1]) == (None, 1.0)
+    suite = data["suite"]
+    assert {key: suite[key] for key in ("tasks", "flaky", "errors", "mean_pass_hat_k", "undefined_k")} == {
         "tasks": 3,
         "flaky": ["add-tests", "bump-version"],
         "errors": 2,
@@ -181,6 +207,22 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         "mean_pass_hat_k": {"1": pytest.approx(0.7), "3": pytest.approx(7 / 12)},
         "undefined_k": {"1": [], "3": ["add-tests"]},
     }
+    sdk, sonnet = suite["providers"]
+    assert (sdk["provider"], sdk["tasks"], sdk["flaky"], sdk["errors"], sdk["icc1"]) == (
+        "anthropic:claude-agent-sdk", 1, ["add-tests"], 1, None,  # one task: no ICC
+    )  # fmt: skip
+    assert sdk["mean_pass_hat_k"]["3"] == {"mean": None, "ci_95": None, "tasks": 0, "undefined": ["add-tests"]}
+    # sonnet: bump-version 6/10 and fix-typo 3/3. ICC: N=13, g=2, grand 9/13; MSB = 10(0.6 - 9/13)² +
+    # 3(4/13)² = 0.085207 + 0.284024 = 0.369231 (g-1 = 1); MSW = (6 x 4/10) / (13 - 2) = 0.218182;
+    # n0 = 13 - (100 + 9)/13 = 4.615385; ICC = 0.151049 / (0.369231 + 3.615385 x 0.218182) = 0.151049 / 1.158065
+    # = 0.130435 (= 3/23): mostly luck, the flaky task's 6/10 is most of the variance.
+    assert sonnet["icc1"] == pytest.approx(3 / 23)
+    assert sonnet["mean_pass_hat_k"]["1"]["mean"] == pytest.approx(0.8)
+    assert sonnet["mean_pass_hat_k"]["1"]["tasks"] == 2
+    low, high = sonnet["mean_pass_hat_k"]["1"]["ci_95"]
+    assert 0 <= low <= 0.8 <= high <= 1
+    assert data["bootstrap"]["resamples"] == 2000
+    assert data["summary"] and data["gates"] == []
 
 
 def test_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -189,42 +231,59 @@ def test_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0].split() == [
-        "task", "provider", "n", "pass", "err", "pass@1", "pass@3", "pass^3",
-        "flaky", "mean", "$", "$/success", "turns",
+        "task", "provider", "n", "pass", "err", "unsc", "pass@1", "95%", "CI", "pass@3", "pass^3",
+        "flaky", "clean", "mean", "s", "p90", "s", "turns", "mean", "$", "$/success", "+runs",
     ]  # fmt: skip
     rows = {line.split()[0]: line.split() for line in lines[2:5]}
-    # n=2, c=1, 1 error; pass@3 and pass^3 undefined (n<k), not 0.
+    # n=2, c=1, 1 error; pass@3 and pass^3 undefined (n<k), not 0; no health reported ("-");
+    # latencyMs 2500 -> 2.5 s; 91 more trials for a 0.2-wide interval.
     assert rows["add-tests"] == [
-        "add-tests", "anthropic:claude-agent-sdk", "2", "1", "1", "0.500", "n<k", "n<k",
-        "flaky", "$0.2667", "$0.8000", "6.0",
+        "add-tests", "anthropic:claude-agent-sdk", "2", "1", "1", "0", "0.500", "0.095-0.905", "n<k", "n<k",
+        "flaky", "-", "2.5", "2.5", "6.0", "$0.2667", "$0.8000", "91",
     ]  # fmt: skip
     # n=10, c=6: pass@3 = 1 - C(4,3)/C(10,3) = 1 - 4/120 = 0.967; pass^3 = 20/120 = 0.167;
     # mean $ = 1.05/11 = 0.0955; $/success = 1.00/6 = 0.1667.
     assert rows["bump-version"] == [
-        "bump-version", "sonnet", "10", "6", "1", "0.600", "0.967", "0.167",
-        "flaky", "$0.0955", "$0.1667", "5.6",
+        "bump-version", "sonnet", "10", "6", "1", "0", "0.600", "0.313-0.832", "0.967", "0.167",
+        "flaky", "-", "2.5", "2.5", "5.6", "$0.0955", "$0.1667", "79",
     ]  # fmt: skip
     assert rows["fix-typo"] == [
-        "fix-typo", "sonnet", "3", "3", "0", "1.000", "1.000", "1.000", "$0.2000", "$0.2000", "3.0",
+        "fix-typo", "sonnet", "3", "3", "0", "0", "1.000", "0.439-1.000", "1.000", "1.000",
+        "-", "2.5", "2.5", "3.0", "$0.2000", "$0.2000",
     ]  # fmt: skip
-    assert lines[5:] == [
-        "",
-        "3 task/provider pairs; 2 flaky: add-tests [anthropic:claude-agent-sdk] (1/2), "
-        "bump-version [sonnet] (6/10). 2 infra errors excluded from n.",
+    sdk, sonnet = "anthropic:claude-agent-sdk: ", "sonnet: "
+    assert lines[5] == ""
+    assert lines[6] == (
+        f"{sdk}0 of 1 tasks pass every trial; 1 is flaky: add-tests (1/2). 1 infra error excluded from n."
+    )
+    assert lines[8] == f"{sonnet}1 of 2 tasks is 3/3; 1 is flaky: bump-version (6/10). 1 infra error excluded from n."
+    assert lines[9].startswith(f"{sonnet}Mean over tasks (95% cluster-bootstrap CI): pass^1 0.800 (")
+    assert lines[10] == (
+        f"{sonnet}ICC(1) = 0.13: about 13% of the pass/fail variance is which task it is, 87% is trial-to-trial luck."
+    )
+    assert lines[11:] == [
+        "Rerun before you conclude: for a 95% interval at most 0.2 wide, if the observed rate holds: "
+        "add-tests [anthropic:claude-agent-sdk] 1/2 needs 91 more (n=93), bump-version [sonnet] 6/10 needs "
+        "79 more (n=89).",
         "Note: pass^3 is undefined (n<k) for 1 task/provider pair: add-tests [anthropic:claude-agent-sdk] (n=2); "
         "run at least 3 trials per task (promptfoo --repeat 3) or lower --k.",
     ]
 
 
 def test_table_words_one_provider(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rows = [passhat_row("fix-typo", "pass", turns=3) for _ in range(3)]
-    rows += [passhat_row("bump-version", "pass", turns=3) for _ in range(6)]
-    rows += [passhat_row("bump-version", "fail", turns=3) for _ in range(4)]
-    rows += [passhat_row("bump-version", "error", turns=None)]
+    rows = [passhat_row("fix-typo", "pass", turns=3, repeat=i) for i in range(3)]
+    rows += [passhat_row("bump-version", "pass", turns=3, repeat=i) for i in range(6)]
+    rows += [passhat_row("bump-version", "fail", turns=3, repeat=6 + i) for i in range(4)]
+    rows += [passhat_row("bump-version", "error", turns=None, repeat=10)]
     path = write_results(tmp_path / "results.json", rows)
     code, out, _ = report(capsys, str(path), "--k", "1")
     assert code == 0
-    assert out.splitlines()[-1] == "2 tasks; 1 flaky: bump-version (6/10). 1 infra error excluded from n."
+    words = out.split("\n\n", 1)[1].splitlines()
+    assert words[0] == "1 of 2 tasks is 3/3; 1 is flaky: bump-version (6/10). 1 infra error excluded from n."
+    assert words[-1] == (
+        "Rerun before you conclude: for a 95% interval at most 0.2 wide, if the observed rate holds: "
+        "bump-version 6/10 needs 79 more (n=89)."
+    )
 
 
 @pytest.mark.parametrize(
@@ -267,6 +326,9 @@ def test_trial_fields(tmp_path: Path) -> None:
         turns=9,
         latency_ms=2500.0,
         metadata={"task_id": "fix-typo", "num_turns": 9, "repeat_index": 2},
+        tier=None,
+        duration_ms=2500.0,  # latencyMs
+        clean_exit=None,  # no is_error / status in the metadata
     )
     assert (errored.passed, errored.infra_error, errored.turns, errored.repeat_index) == (False, True, 1, None)
     assert errored.error is not None and errored.error.startswith("Claude Agent SDK call failed")
@@ -316,6 +378,11 @@ BAD_INPUTS = [
         [_row_with(response={"metadata": {"numTurns": "3"}})],
         'results.results[0].response.metadata.numTurns is "3"; expected a non-negative integer',
         id="num-turns",
+    ),
+    pytest.param(
+        [_row_with(latencyMs=None, response={"metadata": {"duration_ms": "5"}})],
+        'results.results[0].response.metadata.duration_ms is "5"; expected a finite number or null',
+        id="duration",
     ),
     pytest.param(
         [_row_with(metadata={"task_id": 12})],

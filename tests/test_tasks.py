@@ -173,12 +173,12 @@ TESTS = "graders: [{type: tests, command: x}]\n"
         ),
         pytest.param(
             HEAD + "graders: [{type: 3}]\n",
-            "field 'graders[0].type': 3 is not one of tests, files, diff-scope, health",
+            "field 'graders[0].type': 3 is not one of tests, files, diff-scope, health, rubric, pairwise",
             id="grader-type-not-a-string",
         ),
         pytest.param(
             HEAD + "graders: [{type: judge}]\n",
-            "field 'graders[0].type': 'judge' is not one of tests, files, diff-scope, health; use one of those",
+            "field 'graders[0].type': 'judge' is not one of tests, files, diff-scope, health, rubric, pairwise; use one of those",
             id="unknown-grader-type",
         ),
         pytest.param(

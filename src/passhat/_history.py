@@ -140,6 +140,7 @@ def batch_from_results(path: str | Path) -> EvalBatch:
     eval_time = stamp or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
     named: list[dict[str, float]] = []
+    versions: dict[int, dict[str, str | None]] = {}  # judge_version per row and metric, from the judges' own metadata
     for index, (trial, raw) in enumerate(zip(trials, raw_rows, strict=True)):
         at = f"results.results[{index}]"
         scores = raw.get("namedScores") or {}
@@ -148,26 +149,46 @@ def batch_from_results(path: str | Path) -> EvalBatch:
         if trial.infra_error:
             named.append({})
             continue
+        judges = _judge_components(raw)
         one = {AGGREGATE: _unit_score(path, f"{at}.score", raw.get("score"))}
         for name, value in scores.items():
-            one[NAMED_PREFIX + name] = _unit_score(path, f"{at}.namedScores.{name}", value)
+            judge = judges.get(name) or judges.get(name.split(".")[0])
+            unscored = judge is not None and judge.get("judge_unscored")
+            one[NAMED_PREFIX + name] = None if unscored else _unit_score(path, f"{at}.namedScores.{name}", value)
         named.append(one)
+        versions[index] = {metric: (judges.get(metric.removeprefix(NAMED_PREFIX)) or
+                                    judges.get(metric.removeprefix(NAMED_PREFIX).split(".")[0]) or {}).get("judge_version")
+                           for metric in one}
+        every = sorted({str(j["judge_version"]) for j in judges.values() if j.get("judge_version")})
+        versions[index][AGGREGATE] = "+".join(every) or None
     # Every (task, provider) stores the same metrics on each of its trials: NULL where a trial lacks one,
     # so a batch knows how many of its trials went unscored.
     metrics: dict[tuple[str, str], set[str]] = {}
     for trial, scores in zip(trials, named, strict=True):
         metrics.setdefault((trial.task, trial.provider), {AGGREGATE}).update(scores)
     rows = tuple(
-        _score_row(eval_id, index, trial, metric, scores.get(metric))
+        _score_row(eval_id, index, trial, metric, scores.get(metric), versions.get(index, {}).get(metric))
         for index, (trial, scores) in enumerate(zip(trials, named, strict=True))
         for metric in sorted(metrics[(trial.task, trial.provider)])
     )
     return EvalBatch(eval_id=eval_id, eval_time=eval_time, source=path, rows=rows)
 
 
-def _score_row(eval_id: str, index: int, trial: Trial, metric: str, score: float | None) -> ScoreRow:
+def _judge_components(raw: dict) -> dict[str, dict]:
+    """metric name → metadata of the judge assertion that scored it (judges record judge_version there)."""
+    found = {}
+    for component in ((raw.get("gradingResult") or {}).get("componentResults") or []):
+        metadata = component.get("metadata") if isinstance(component, dict) else None
+        metric = ((component.get("assertion") or {}).get("metric") if isinstance(component, dict) else None)
+        if isinstance(metadata, dict) and metadata.get("judge_version") and isinstance(metric, str):
+            found[metric] = metadata
+    return found
+
+
+def _score_row(eval_id: str, index: int, trial: Trial, metric: str, score: float | None,
+               judge_version: str | None = None) -> ScoreRow:
     meta = trial.metadata
-    judge = meta.get("judge_version")
+    judge = judge_version or meta.get("judge_version")
     return ScoreRow(
         eval_id=eval_id,
         task=trial.task,

@@ -51,7 +51,8 @@ def regrade_row(row: dict, tasks_dir: Path | None) -> dict | None:
         return None
     task_dir = tasks_dir / metadata["task_id"] if tasks_dir else Path(metadata["task_dir"])
     task = load_task(task_dir)
-    outcome = TrialOutcome.from_metadata({**metadata, "task_dir": str(task.dir)})
+    final_text = (row.get("response") or {}).get("output")
+    outcome = TrialOutcome.from_metadata({**metadata, "task_dir": str(task.dir), "output": final_text})
     components, named = [], {}
     for grader in task.graders:
         metric = grader.get("name", grader["type"])

@@ -1,11 +1,18 @@
-"""pass@k and pass^k for one task: pure functions of n trials, c passes and k.
+"""Per-task statistics: pure functions of trial counts, no I/O.
 
-Both are undefined when n < k and return None then — never a made-up 0 or 1.
+pass@k and pass^k are undefined when n < k and return None then — never a made-up 0 or 1.
+The Wilson interval, runs needed for a target interval width, Fisher's exact test, the Holm
+correction and the nearest-rank percentile live here too; suite-level figures (ICC, bootstrap)
+are in `_suite_stats`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from statistics import NormalDist
+
+Z95 = NormalDist().inv_cdf(0.975)  # 1.959963984540054: the two-sided 95% normal quantile
 
 
 def _check(n: int, c: int, k: int) -> None:
@@ -45,3 +52,110 @@ def pass_hat_k(n: int, c: int, k: int) -> float | None:
     if n < k:
         return None
     return math.comb(c, k) / math.comb(n, k)
+
+
+def _wilson(rate: float, n: float, z: float) -> tuple[float, float]:
+    """Wilson score interval for an observed rate over n trials (n may be fractional)."""
+    z2 = z * z
+    center = (rate + z2 / (2 * n)) / (1 + z2 / n)
+    half = z / (1 + z2 / n) * math.sqrt(rate * (1 - rate) / n + z2 / (4 * n * n))
+    return max(0.0, center - half), min(1.0, center + half)
+
+
+def wilson_interval(n: int, c: int, z: float = Z95) -> tuple[float, float] | None:
+    """Wilson score interval for the pass rate c/n (95% by default); None when n == 0.
+
+    Wilson 1927, "Probable inference, the law of succession, and statistical inference"
+    (https://doi.org/10.1080/01621459.1927.10502953). Unlike c/n ± z·se it stays inside
+    [0, 1] and does not collapse to a point at 0/n or n/n.
+    """
+    _check(n, c, 1)
+    if n == 0:
+        return None
+    return _wilson(c / n, n, z)
+
+
+def wilson_width(rate: float, n: float, z: float = Z95) -> float:
+    """Width of the Wilson interval if `rate` were observed over n trials."""
+    low, high = _wilson(rate, n, z)
+    return high - low
+
+
+def runs_needed(n: int, c: int, width: float = 0.2, z: float = Z95) -> int | None:
+    """More trials needed before the Wilson interval is at most `width` wide; None when n == 0.
+
+    Assumes the observed rate c/n holds for the new trials ("rerun before you conclude").
+    The width shrinks as trials are added, so the answer is the smallest m >= 0 with
+    wilson_width(c/n, n + m) <= width.
+    """
+    _check(n, c, 1)
+    if not 0 < width < 1:
+        msg = f"width must be between 0 and 1 (exclusive), got {width}."
+        raise ValueError(msg)
+    if n == 0:
+        return None
+    rate = c / n
+    if wilson_width(rate, n, z) <= width:
+        return 0
+    low, high = n, 2 * n
+    while wilson_width(rate, high, z) > width:
+        low, high = high, 2 * high
+    while high - low > 1:  # invariant: too wide at `low`, narrow enough at `high`
+        middle = (low + high) // 2
+        low, high = (low, middle) if wilson_width(rate, middle, z) <= width else (middle, high)
+    return high - n
+
+
+def fisher_exact(base_passes: int, base_n: int, new_passes: int, new_n: int) -> float:
+    """Two-sided p-value of Fisher's exact test on the 2x2 table of passes and failures.
+
+    Conditioning on the margins, the base passes follow a hypergeometric law; the p-value sums
+    the probabilities of every table no more likely than the one observed (Fisher 1935,
+    "The logic of inductive inference"; the same rule as scipy.stats.fisher_exact). Computed
+    with exact integers, so ties are exact.
+    """
+    _check(base_n, base_passes, 1)
+    _check(new_n, new_passes, 1)
+    passes = base_passes + new_passes
+    total = base_n + new_n
+    if total == 0:
+        return 1.0
+
+    def weight(x: int) -> int:  # C(base_n, x) C(new_n, passes - x): proportional to P(x)
+        return math.comb(base_n, x) * math.comb(new_n, passes - x)
+
+    observed = weight(base_passes)
+    support = range(max(0, passes - new_n), min(base_n, passes) + 1)
+    extreme = sum(w for w in map(weight, support) if w <= observed)
+    return min(1.0, extreme / math.comb(total, passes))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm (1979) step-down adjusted p-values, in the input order.
+
+    Sorted ascending p(1) <= ... <= p(m): adjusted p(i) = max over j <= i of min(1, (m - j + 1) p(j)).
+    Rejecting where adjusted p < alpha controls the family-wise error rate at alpha.
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def nearest_rank(values: Sequence[float], percent: int) -> float | None:
+    """The percentile by nearest rank: the smallest value with at least `percent`% of values at or below it.
+
+    Rank = ceil(percent * len / 100), in integers. Always an observed value (the p90 duration is
+    a duration some trial really took). None for no values.
+    """
+    if not 0 < percent <= 100:
+        msg = f"percent must be in 1..100, got {percent}."
+        raise ValueError(msg)
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[(percent * len(ordered) + 99) // 100 - 1]

@@ -65,6 +65,9 @@ def validate(path: Path, repeat: int | None, largest_k: int | None) -> list[str]
         tasks_dir = (path.parent / tests.removeprefix("file://").split(":")[0]).parent
         tasks = load_tasks(tasks_dir)
         lines.append(f"{len(tasks)} task(s) in {tasks_dir}: {', '.join(t.id for t in tasks)}")
+        from passhat.judge import check_judges
+
+        lines += [line for task in tasks for line in check_judges(task.dir, task.id, task.graders)]
     options_repeat = (data.get("evaluateOptions") or {}).get("repeat")
     repeat = repeat or options_repeat
     if largest_k and repeat is not None and repeat < largest_k:

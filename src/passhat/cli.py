@@ -15,11 +15,14 @@ from passhat._errors import PasshatError
 
 COMMANDS = {  # name: (module, one-line help)
     "report": ("passhat._report", "pass@k / pass^k per task and provider from a promptfoo -o results file"),
+    "compare": ("passhat._compare", "per-task change in pass rate between two results files (or two providers in one)"),
     "drift": ("passhat._drift", "append an eval to the score history (SQLite) and flag quality drift"),
     "validate": ("passhat._validate", "check promptfooconfig.yaml, its providers' config and tasks before any trial"),
     "check-task": ("passhat._check_task", "validate tasks with no model: reference passes, empty patch fails"),
     "regrade": ("passhat._regrade", "rerun graders on an eval's saved patches (no agent, no cost)"),
     "fake-model": ("passhat.fake_model._cli", "scripted Anthropic-compatible model on loopback (no API key)"),
+    "judge-noise": ("passhat._judge_noise", "regrade saved outputs with the LLM judge N times; report its own disagreement"),
+    "calibrate": ("passhat._calibrate", "agreement of the LLM judge with human labels: kappa, Spearman, precision/recall"),
 }
 
 

@@ -16,6 +16,8 @@ ASSERTION_FILES = {
     "files": "files.py",
     "diff-scope": "diff_scope.py",
     "health": "health.py",
+    "rubric": "rubric_judge.py",
+    "pairwise": "pairwise_judge.py",
 }  # grader type → file in assertions/
 TASKS_ENV = "PASSHAT_TASKS"
 

@@ -18,6 +18,9 @@ Fault scripts (an API outage as the CLI sees it):
     hang            the server accepts the request and never answers
     slow:SECONDS    wait SECONDS before every agent reply, then oracle
 
+Judge scripts (`judge`, `judge:X`, `judge-first`, `judge-malformed[:N]`, ...) answer passhat's LLM judge
+requests: see _judge.py.
+
 Modifier: `SCRIPT+outage:Q[:SEED]` turns a trial into a 500 outage (with `x-should-retry: false`, as
 after the client's retries) when outage_draw(task, trial, SEED) < Q.
 """
@@ -52,6 +55,7 @@ class Script:
     seconds: float = 0.0  # slow
     outage: float = 0.0  # probability of a whole-trial 500 outage
     outage_seed: int = 0
+    spec: str = ""  # judge: the whole judge script spec, e.g. judge:0.8 (see _judge.py)
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,10 @@ def _parse_one(spec: str) -> Script | None:
 
 def parse_script(spec: str) -> Script:
     """A script spec → Script; anything else is one clear error."""
+    if spec.startswith("judge"):
+        from passhat.fake_model._judge import parse_judge_script
+
+        return parse_judge_script(spec)
     base, _, modifier = spec.partition("+")
     script = _parse_one(base)
     if script is not None and modifier:

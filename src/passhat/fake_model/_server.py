@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from passhat._errors import PasshatError
+from passhat.fake_model._judge import judge_reply
 from passhat.fake_model._plan import ToolCall, plan_solution
 from passhat.fake_model._scripts import Script, acts_as_oracle, agent_reply, in_outage, parse_script, prompt_commands
 
@@ -252,6 +253,9 @@ class FakeModelServer(ThreadingHTTPServer):
         if not body.get("tools"):  # a side request (title, summary): not the agent loop
             return [{"type": "text", "text": "passhat scripted reply"}], "end_turn"
         self.requests.append({"task_id": task_id, "trial": trial, "script": script.name, "body": body})
+        if script.name == "judge":  # a request of passhat's LLM judge (see _judge.py)
+            reply = judge_reply(body, script.spec)
+            return reply.blocks, reply.stop_reason
         if script.name == "commands":
             plan, oracle = prompt_commands(body, task_id, trial), True
         else:

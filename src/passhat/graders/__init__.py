@@ -15,12 +15,15 @@ from passhat.graders._diff_scope import grade_diff_scope
 from passhat.graders._files import grade_files
 from passhat.graders._health import grade_health
 from passhat.graders._tests import grade_tests
+from passhat.judge._outcome import grade_pairwise_outcome, grade_rubric_outcome
 
 GRADERS: dict[str, Callable[[TrialOutcome, dict], Grade]] = {
     "tests": grade_tests,
     "files": grade_files,
     "diff-scope": grade_diff_scope,
     "health": grade_health,
+    "rubric": grade_rubric_outcome,  # LLM judge; check-task validates it and skips the call (passhat.judge)
+    "pairwise": grade_pairwise_outcome,
 }
 
 __all__ = ["GRADERS", "Grade", "TrialOutcome", "grade", "grade_promptfoo"]
