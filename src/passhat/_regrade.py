@@ -101,7 +101,10 @@ def run(args: argparse.Namespace) -> int:
     rows = data["results"]["results"]
     changes, skipped, before, after = [], 0, Counter(), Counter()
     for index, row in enumerate(rows):
-        new = regrade_row(row, tasks_dir)
+        try:
+            new = regrade_row(row, tasks_dir)
+        except PasshatError as error:
+            raise PasshatError(f"{source}: results.results[{index}]: {error}") from None
         if new is None:
             skipped += 1
             continue
