@@ -1,9 +1,13 @@
 """Run Claude Code once, in a sandbox, under a wall-clock deadline that passhat enforces.
 
 The CLI is started through a tiny launcher script (cli_path) that
-  * drops every environment variable we did not choose (`env -i`), and
-  * puts the CLI in its own session (`setsid`), recording its pid,
-so on the deadline we kill the whole process group, Bash-tool children included.
+  * drops every environment variable we did not choose (`env -i`),
+  * puts the CLI in its own session (`setsid`), recording its pid, and
+  * when confined, runs it under bubblewrap (`bwrap --args 3`, the trial's view read from a file
+    passhat writes per trial: see _isolation.py),
+so on the deadline we kill the whole process group, Bash-tool children included. Under bwrap the
+group is bwrap itself (outer process and the PID namespace's init): killing it ends the namespace,
+so the kernel kills the CLI and whatever it detached (`setsid`, double forks) as well.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 
 import claude_agent_sdk
 
+from passhat._isolation import write_arguments
 from passhat._provider_config import ProviderConfig
 
 # Variables the SDK itself sets for the CLI; the launcher keeps them beside ours.
@@ -29,6 +34,7 @@ _SDK_VARS = (
     "CLAUDE_AGENT_SDK_DERIVED_CLIENT_APP", "CLAUDE_CODE_SDK_READS_SESSION_STATE",
     "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING",
 )
+_BWRAP_ARGS_VAR = "PASSHAT_BWRAP_ARGS"  # for the launcher only; never passed on to the CLI
 _KILL_GRACE_S = 15.0
 AGENT_FAILURE_SUBTYPES = ("error_max_turns", "error_max_budget_usd")
 
@@ -81,16 +87,25 @@ def cli_environment(config: ProviderConfig, home: Path, tmp: Path, workdir: Path
     return env
 
 
-def launcher(state_dir: Path, env_names: list[str]) -> Path:
-    """The cli_path script for this set of variable names (values stay in memory, never on disk)."""
-    keep = sorted(set(env_names) | set(_SDK_VARS) | {"PASSHAT_PID_FILE"})
+def launcher(state_dir: Path, env_names: list[str], bwrap: str | None = None) -> Path:
+    """The cli_path script for this set of variable names (values stay in memory, never on disk).
+
+    With `bwrap`, the CLI runs under it; bwrap reads the trial's view from $PASSHAT_BWRAP_ARGS.
+    """
+    keep = sorted((set(env_names) | set(_SDK_VARS) | {"PASSHAT_PID_FILE"}) - {_BWRAP_ARGS_VAR})
+    cli = shlex.quote(str(bundled_cli()))
+    if bwrap:
+        command = f'/usr/bin/setsid {shlex.quote(bwrap)} --args 3 -- {cli} "$@" 3< "${_BWRAP_ARGS_VAR}"'
+    else:
+        command = f'/usr/bin/setsid {cli} "$@"'
     lines = [
         "#!/bin/sh",
-        "# passhat launcher: scrubbed environment, own session (so a deadline kills the whole group)",
+        "# passhat launcher: scrubbed environment, own session (so a deadline kills the whole group)"
+        + (", bubblewrap" if bwrap else ""),
         'echo $$ >> "$PASSHAT_PID_FILE"',
         "exec /usr/bin/env -i \\",
         *[f'  ${{{name}+"{name}=${name}"}} \\' for name in keep],
-        f'  /usr/bin/setsid {shlex.quote(str(bundled_cli()))} "$@"',
+        f"  {command}",
     ]
     text = "\n".join(lines) + "\n"
     path = state_dir / "launchers" / f"claude-{hashlib.sha256(text.encode()).hexdigest()[:12]}.sh"
@@ -151,13 +166,23 @@ def _system_prompt(config: ProviderConfig) -> dict:
     return prompt
 
 
-def run_agent(prompt: str, config: ProviderConfig, workdir: Path, env: dict[str, str], trial_dir: Path) -> AgentRun:
-    """One Claude Code session; transcript.jsonl and cli.pid land in trial_dir."""
+def run_agent(
+    prompt: str, config: ProviderConfig, workdir: Path, env: dict[str, str], trial_dir: Path,
+    bwrap: tuple[str, list[str]] | None = None,
+) -> AgentRun:
+    """One Claude Code session; transcript.jsonl and cli.pid land in trial_dir.
+
+    bwrap = (path of bwrap, its options for this trial) confines the CLI; None runs it unconfined.
+    """
     pid_file = trial_dir / "cli.pid"
     env = {**env, "PASSHAT_PID_FILE": str(pid_file)}
+    if bwrap is not None:
+        args_file = trial_dir / "bwrap.args"
+        write_arguments(args_file, bwrap[1])
+        env[_BWRAP_ARGS_VAR] = str(args_file)
     options = claude_agent_sdk.ClaudeAgentOptions(
         cwd=str(workdir),
-        cli_path=str(launcher(config.state_dir, list(env))),
+        cli_path=str(launcher(config.state_dir, list(env), bwrap[0] if bwrap else None)),
         env=env,
         model=config.model,
         allowed_tools=list(config.allowed_tools),

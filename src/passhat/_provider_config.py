@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from passhat._errors import PasshatError
+from passhat._isolation import ISOLATIONS, Isolation
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 _PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
@@ -36,6 +37,7 @@ class ProviderConfig:
     max_retries: int | None = None  # the CLI's API retries (CLAUDE_CODE_MAX_RETRIES); None = its default
     api_timeout_s: float | None = None  # per API request (API_TIMEOUT_MS); None = the CLI's default
     env: dict[str, str] = field(default_factory=dict)
+    isolation: Isolation = "auto"  # auto = bwrap where it works, else none (with a warning)
 
     @property
     def artifacts_dir(self) -> Path:
@@ -47,7 +49,7 @@ _FIELDS = {
     "max_turns": int, "max_budget_usd": (int, float), "append_system_prompt": str, "claude_md": str,
     "setting_sources": list, "timeout_s": (int, float), "fake_model_url": str, "fake_script": str,
     "tasks_dir": str, "state_dir": str, "keep_sandbox": bool, "env": dict, "max_retries": int,
-    "api_timeout_s": (int, float),
+    "api_timeout_s": (int, float), "isolation": str,
 }
 _PROMPTFOO_KEYS = {"basePath", "workers", "timeout", "pythonExecutable"}
 
@@ -75,6 +77,10 @@ def parse_config(raw: dict) -> ProviderConfig:
     mode = raw.get("permission_mode", "bypassPermissions")
     if mode not in _PERMISSION_MODES:
         raise _bad("permission_mode", mode, f"use one of {', '.join(_PERMISSION_MODES)}")
+    isolation = raw.get("isolation", "auto")
+    if isolation not in ISOLATIONS:
+        raise _bad("isolation", isolation, "use bwrap (confine each trial with bubblewrap), none (run unconfined) "
+                   "or auto (bwrap where it works, the default)")
     timeout_s = float(raw.get("timeout_s", 600))
     if timeout_s <= 0:
         raise _bad("timeout_s", timeout_s, "use a positive number of seconds")
@@ -104,6 +110,7 @@ def parse_config(raw: dict) -> ProviderConfig:
         max_retries=raw.get("max_retries"),
         api_timeout_s=raw.get("api_timeout_s"),
         env={str(k): str(v) for k, v in raw.get("env", {}).items()},
+        isolation=isolation,
     )
 
 

@@ -45,6 +45,7 @@ class TrialRecord:
     transcript_path: str
     model: str | None
     error: str | None
+    confinement: str = "none"  # "bwrap", or "none: <what an unconfined agent can reach>"
 
 
 def _task(task_dir: Path):
@@ -64,7 +65,7 @@ def _inject_claude_md(source: Path, workdir: Path) -> bytes:
 def _restore_claude_md(workdir: Path, base_path: Path, injected: bytes) -> None:
     """The injected context file is ours, not the agent's: keep it out of the patch unless edited."""
     target = workdir / "CLAUDE.md"
-    if target.is_file() and target.read_bytes() == injected:
+    if target.is_file() and not target.is_symlink() and target.read_bytes() == injected:  # never write through a link
         original = base_path / "CLAUDE.md"
         if original.is_file():
             shutil.copyfile(original, target)
@@ -87,11 +88,14 @@ def _write_json(path: Path, payload: dict) -> None:
 
 
 def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
-    from passhat._agent import cli_environment, run_agent
+    from passhat._agent import bundled_cli, cli_environment, run_agent
+    from passhat._isolation import bwrap_arguments, confinement, reset_git_dir, warn_if_unconfined
     from passhat._provider_config import model_endpoint, parse_config
     from passhat._sandbox import collect_outcome, copy_tree, prepare_base
 
     config = parse_config(raw_config)
+    confined = confinement(config.isolation)
+    warn_if_unconfined(confined)
     variables = context.get("vars") or {}
     task_id = str(variables.get("task_id") or "")
     if not task_id:
@@ -113,9 +117,15 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
         copy_tree(base.path, workdir)
         injected = _inject_claude_md(config.claude_md, workdir) if config.claude_md else None
         env = cli_environment(config, home, tmp, workdir, model_endpoint(config, task.id, repeat_index))
-        run = run_agent(prompt, config, workdir, env, trial_dir)
+        bwrap = None
+        if confined.bwrap:  # writable: this trial's folders; hidden: the state dir (all else in it), the tasks
+            view = bwrap_arguments(workdir, (workdir, home, tmp), (config.state_dir, config.tasks_dir, task.dir),
+                                   env["PATH"], bundled_cli())
+            bwrap = (confined.bwrap, view)
+        run = run_agent(prompt, config, workdir, env, trial_dir, bwrap)
         if injected is not None:
             _restore_claude_md(workdir, base.path, injected)
+        reset_git_dir(workdir, base.path)  # the agent's git config and hooks never run outside the sandbox
         outcome = collect_outcome(workdir, base)
     except SandboxError as error:
         return {"error": f"infrastructure error (sandbox) in task {task.id}: {error}",
@@ -134,6 +144,7 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
         changed_paths=outcome.changed_paths, base_dir=str(base.path), task_dir=str(task.dir),
         trial_dir=str(trial_dir), patch_path=str(patch_path),
         transcript_path=str(trial_dir / "transcript.jsonl"), model=config.model, error=run.error,
+        confinement=confined.label,
     )
     metadata = asdict(record)
     metadata["changed_paths"] = list(outcome.changed_paths)
