@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 import yaml
@@ -138,7 +139,8 @@ def test_promptfoo_eval_carries_the_judges_scores_and_the_unscored_flag(fake_mod
     }  # fmt: skip
     (tmp_path / "promptfooconfig.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     env = {**os.environ, "PASSHAT_FAKE_MODEL_URL": fake_model.url, "PROMPTFOO_DISABLE_TELEMETRY": "1",
-           "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_PYTHON": str(ROOT / ".venv" / "bin" / "python")}  # fmt: skip
+           "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_PYTHON": sys.executable,
+           "PROMPTFOO_CONFIG_DIR": str(tmp_path / "promptfoo-home")}  # fmt: skip
     proc = subprocess.run(["promptfoo", "eval", "-c", "promptfooconfig.yaml", "--repeat", "2", "--no-cache",
                            "--no-progress-bar", "-o", "results.json"], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=300)  # fmt: skip
