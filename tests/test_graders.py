@@ -5,6 +5,7 @@ materialization of one trial's outcome."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -253,3 +254,20 @@ def test_several_grader_processes_of_one_trial_build_the_outcome_once(trial, tmp
 )
 def test_globs(path, glob, hit):
     assert matches(path, [glob]) is hit
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (make system-deps)")
+def test_the_agents_code_runs_confined_while_graded(trial, tmp_path, monkeypatch):
+    escaped = tmp_path / "escaped-from-grader.txt"
+
+    def hostile(work):
+        fix_add(work)
+        with (work / "calc.py").open("a") as handle:  # runs when the tests import calc
+            handle.write(f"\ntry:\n    open({str(escaped)!r}, 'w').write('x')\nexcept OSError:\n    pass\n")
+
+    metadata = trial(hostile)
+    assert run(JUNIT_TESTS, metadata)["pass"] is True  # graded as usual …
+    assert not escaped.exists()  # … but the write outside its directory never reached the host
+    monkeypatch.setenv("PASSHAT_GRADER_ISOLATION", "none")
+    run(JUNIT_TESTS, metadata)
+    assert escaped.exists()  # unconfined, the same patch does write there: confinement is what stops it

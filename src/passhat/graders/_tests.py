@@ -15,25 +15,40 @@ import subprocess
 import sys
 from pathlib import Path
 
+from passhat._isolation import bwrap_arguments, confinement
 from passhat._patch import patch_stats
 from passhat.graders._common import Grade, TrialOutcome
 from passhat.graders._globs import DEFAULT_PROTECTED, matches
 from passhat.graders._junit import JUnitError, read_junit
 
 DEFAULT_TIMEOUT_S = 300.0
+GRADER_ISOLATION_ENV = "PASSHAT_GRADER_ISOLATION"
 _TAIL_CHARS = 1500
 
 
-def run_command(command: str, cwd: Path, timeout_s: float) -> tuple[int | None, str]:
-    """Run in its own process group; on timeout the whole group is killed. None = timed out."""
+def run_command(command: str, cwd: Path, timeout_s: float, hidden: tuple[Path, ...] = ()) -> tuple[int | None, str]:
+    """Run in its own process group; on timeout the whole group is killed. None = timed out.
+
+    The command runs the agent's code, so where bubblewrap works it runs confined like the trial:
+    read-only system, only `cwd` (and a HOME beside it) writable, host HOME and `hidden` paths out of
+    sight. PASSHAT_GRADER_ISOLATION=none opts out.
+    """
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "PYTHONDONTWRITEBYTECODE": "1",
         "CI": "true",
     }
+    argv = ["/bin/sh", "-c", command]
+    found = confinement("none" if os.environ.get(GRADER_ISOLATION_ENV) == "none" else "auto")
+    if found.bwrap:
+        home = cwd.parent / "home"
+        home.mkdir(exist_ok=True)
+        env["HOME"] = str(home)
+        view = bwrap_arguments(cwd, [cwd, home], hidden, env["PATH"], Path(sys.executable))
+        argv = [found.bwrap, *view, "--", *argv]
     proc = subprocess.Popen(
-        command, shell=True, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
     )
     try:
@@ -89,7 +104,8 @@ def grade_tests(outcome: TrialOutcome, config: dict) -> Grade:
         restore_protected(workdir, outcome.base_tree(), protected)
         if junit:
             (workdir / junit).unlink(missing_ok=True)
-        code, output = run_command(command, workdir, timeout_s)
+        hidden = (outcome.cache_root.parent, outcome.task_dir)  # the state dir and the reference solution
+        code, output = run_command(command, workdir, timeout_s, hidden)
         try:
             results = read_junit(workdir / junit) if junit and listed else None
             junit_error = None
