@@ -20,9 +20,11 @@ wrapping its functions: base, copy, agent (CLI session via the SDK), collect (gi
 (config, folders, writes, sandbox removal). "CLI-reported" is the duration the CLI states in
 its result: a gap there comes from how the CLI is started (SDK flags, settings, system prompt),
 not from sandboxing. "CPU" (this process and the CLI it waited for) is steadier than wall time
-on a busy machine.
+on a busy machine — but not measurable under bubblewrap (its pid namespace hides the CLI's CPU
+from RUSAGE_CHILDREN), so with confinement on the CPU ratio is left out; `--isolation none`
+measures passhat unconfined.
 
-    python bench/trial_overhead.py [--task py-median] [--trials 10] [--json]
+    python bench/trial_overhead.py [--task py-median] [--trials 10] [--isolation auto|none] [--json]
 """
 
 from __future__ import annotations
@@ -92,8 +94,8 @@ def instrument(phases: dict[str, float]) -> None:
         setattr(module, name, timed(label, getattr(module, name)))
 
 
-def passhat_trial(task: Task, trial: int, state_dir: Path, phases: dict[str, float]) -> dict:
-    config = {"basePath": str(ROOT), "state_dir": str(state_dir)}
+def passhat_trial(task: Task, trial: int, state_dir: Path, phases: dict[str, float], isolation: str = "auto") -> dict:
+    config = {"basePath": str(ROOT), "state_dir": str(state_dir), "isolation": isolation}
     context = {"vars": {"task_id": task.id}, "repeatIndex": trial, "evaluationId": "bench"}
     phases.clear()
     started, cpu = time.perf_counter(), cpu_seconds()
@@ -103,7 +105,7 @@ def passhat_trial(task: Task, trial: int, state_dir: Path, phases: dict[str, flo
         raise BenchError(f"passhat trial {trial}: {response['error']}")
     meta = response["metadata"]
     phases["rest"] = wall - sum(phases.values())
-    return {"wall_s": wall, "cpu_s": cpu, "cli_ms": meta["duration_ms"],
+    return {"wall_s": wall, "cpu_s": cpu, "cli_ms": meta["duration_ms"], "confinement": meta.get("confinement"),
             "patch": Path(meta["patch_path"]).read_text(), "phases": dict(phases)}
 
 
@@ -157,7 +159,7 @@ def summary(runs: list[dict]) -> dict:
     return out
 
 
-def measure(task: Task, trials: int) -> dict:
+def measure(task: Task, trials: int, isolation: str = "auto") -> dict:
     expected = changed_paths(task.solution.read_text())
     if not expected:
         raise BenchError(f"{task.solution}: changes no file, so no trial could show it applied; pick another task")
@@ -168,22 +170,23 @@ def measure(task: Task, trials: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="passhat-bench-") as tmp:
         state_dir, repo = Path(tmp) / "state", bare_repo(task, Path(tmp) / "bare")
         try:
-            passhat_trial(task, trials, state_dir, phases)  # warm-ups, numbered past the timed trials
+            passhat_trial(task, trials, state_dir, phases, isolation)  # warm-ups, numbered past the timed trials
             bare_trial(task, trials, repo, server.url)
             ours, bare = [], []
             for trial in range(trials):  # ABAB
-                ours.append(passhat_trial(task, trial, state_dir, phases))
+                ours.append(passhat_trial(task, trial, state_dir, phases, isolation))
                 bare.append(bare_trial(task, trial, repo, server.url))
                 check_applied("passhat", trial, ours[-1]["patch"], expected)
                 check_applied("bare", trial, bare[-1]["patch"], expected)
                 print(f"  trial {trial}: passhat {ours[-1]['wall_s']:.2f} s, bare {bare[-1]['wall_s']:.2f} s",
                       file=sys.stderr, flush=True)
         finally:
-            server.shutdown()
+            server.stop()
     p, b = summary(ours), summary(bare)
     return {"task": task.id, "trials": trials, "passhat": p, "bare": b, "target": TARGET,
             "ratio_mean": p["mean_s"] / b["mean_s"], "ratio_median": p["median_s"] / b["median_s"],
-            "ratio_cpu": p["cpu_mean_s"] / b["cpu_mean_s"]}
+            "confinement": ours[-1]["confinement"],
+            "ratio_cpu": None if ours[-1]["confinement"] == "bwrap" else p["cpu_mean_s"] / b["cpu_mean_s"]}
 
 
 def report(figures: dict) -> str:
@@ -195,8 +198,10 @@ def report(figures: dict) -> str:
         lines.append(f"{name:8} {s['mean_s']:7.2f} {s['median_s']:9.2f} {s['min_s']:6.2f} {s['max_s']:6.2f} "
                      f"{s['cpu_mean_s']:6.2f} {cli:>15}")
     phases = "  ".join(f"{k} {v:.3f}" for k, v in figures["passhat"]["phases_mean_s"].items())
-    lines += [f"passhat phases, mean s: {phases}",
-              f"ratio passhat/bare (CPU per trial): {figures['ratio_cpu']:.2f}",
+    cpu = ("n/a under bwrap (the CLI's CPU is hidden by the pid namespace; use --isolation none)"
+           if figures["ratio_cpu"] is None else f"{figures['ratio_cpu']:.2f}")
+    lines += [f"passhat phases, mean s: {phases}", f"passhat confinement: {figures['confinement']}",
+              f"ratio passhat/bare (CPU per trial): {cpu}",
               f"ratio passhat/bare (median per trial): {figures['ratio_median']:.2f}",
               f"ratio passhat/bare (mean per trial): {figures['ratio_mean']:.2f}  (target <= {TARGET:.2f})"]
     return "\n".join(lines)
@@ -206,12 +211,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="py-median", help="task id under tasks/ (default py-median)")
     parser.add_argument("--trials", type=int, default=10, help="timed trials per path (default 10)")
+    parser.add_argument("--isolation", choices=("auto", "none"), default="auto",
+                        help="passhat's confinement (default auto: bubblewrap where it works)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     if args.trials < 1:
         parser.error(f"--trials {args.trials}: use at least 1")
     try:
-        figures = measure(load_task(ROOT / "tasks" / args.task), args.trials)
+        figures = measure(load_task(ROOT / "tasks" / args.task), args.trials, args.isolation)
     except (BenchError, PasshatError) as error:
         print(f"trial_overhead: error: {error}", file=sys.stderr)
         return 1
