@@ -195,7 +195,7 @@ def test_bad_input(
     ("args", "message"),
     [
         pytest.param(["--providers", "a"], "--providers 'a': expected two provider labels, BASE,NEW", id="providers"),
-        pytest.param(["--alpha", "5"], "--alpha '5': expected a level between 0 and 1", id="alpha"),
+        pytest.param(["--alpha", "5"], "--alpha '5': expected a number between 0 and 1, e.g. 0.05", id="alpha"),
     ],
 )
 def test_bad_options(files: tuple[str, str], capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:

@@ -26,6 +26,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from passhat._args import whole_number
 from passhat._formats import aligned
 from passhat.judge._agreement import Weights, cohen_kappa, precision_recall_f1, sign_test_p, spearman_rho
 from passhat.judge._errors import LabelsError
@@ -210,21 +211,11 @@ def render(data: dict) -> str:
     return "\n".join(lines)
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"--scale {text!r}: give the number of points, e.g. 5 for a 1-5 scale")
-    return value
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("labels", help="CSV: trial,criterion,human,judge (criterion `pass` holds verdicts)")
     parser.add_argument("--weights", choices=("quadratic", "linear", "none"), default="quadratic",
                         help="kappa weighting for ordinal scores (default quadratic)")
-    parser.add_argument("--scale", type=_positive, metavar="N", help="categories 1..N for kappa (default: the range seen)")
+    parser.add_argument("--scale", type=whole_number("--scale", 2, "give the number of points, e.g. 5 for a 1-5 scale"), metavar="N", help="categories 1..N for kappa (default: the range seen)")
     parser.add_argument("--bias", type=float, default=0.5, metavar="POINTS",
                         help="mean judge-human difference that, one-sided, counts as systematic (default 0.5)")
     parser.add_argument("--format", choices=("table", "json"), default="table")

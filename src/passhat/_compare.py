@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from passhat import _formats as fmt
+from passhat._args import open_fraction, whole_number
 from passhat._errors import PasshatError
 from passhat._formats import FORMATS, Format
 from passhat._parallel import fold_file
-from passhat._report import positive_int
 from passhat._stats import fisher_exact, holm
 from passhat._suite_stats import (
     LEVEL,
@@ -230,17 +230,6 @@ def _providers(text: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
-def _alpha(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < 1:
-        msg = f"--alpha {text!r}: expected a level between 0 and 1, e.g. 0.05"
-        raise argparse.ArgumentTypeError(msg)
-    return value
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("base", help="promptfoo -o results file of the base run (.json or .jsonl)")
     parser.add_argument("new", nargs="?", help="results file of the new run; omit it with --providers A,B")
@@ -249,10 +238,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="compare provider A (base) with provider B (new); with one file, both come from it",
     )  # fmt: skip
     parser.add_argument("--format", choices=FORMATS, default="table")
-    parser.add_argument("--alpha", type=_alpha, default=0.05, help="family-wise error rate for Holm (default 0.05)")
+    parser.add_argument("--alpha", type=open_fraction("--alpha", "0.05"), default=0.05, help="family-wise error rate for Holm (default 0.05)")
     parser.add_argument("--fail-on-worse", action="store_true", help="exit 1 if any task is worse")
     parser.add_argument("--seed", type=int, default=SEED, help="bootstrap seed (default 0)")
-    parser.add_argument("--resamples", type=positive_int, default=RESAMPLES, help="bootstrap resamples (default 2000)")
+    parser.add_argument("--resamples", type=whole_number("--resamples", 1, "expected a positive whole number, e.g. 2000"), default=RESAMPLES, help="bootstrap resamples (default 2000)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from passhat._args import whole_number
 from passhat._errors import PasshatError, ResultsError
 from passhat._formats import aligned
 from passhat.judge._agreement import pooled_sd
@@ -149,19 +150,9 @@ def render(summaries: list[dict], times: int) -> str:
     return "\n".join(lines)
 
 
-def _times(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"--times {text!r}: regrade at least twice to see disagreement, e.g. --times 2")
-    return value
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", help="promptfoo eval -o results.json of an eval with rubric/pairwise graders")
-    parser.add_argument("--times", type=_times, default=2, help="regrades per trial (default 2)")
+    parser.add_argument("--times", type=whole_number("--times", 2, "regrade at least twice to see disagreement, e.g. --times 2"), default=2, help="regrades per trial (default 2)")
     parser.add_argument("--tasks-dir", default=None, help="take judge graders from task.yaml here when the file lacks them")
     parser.add_argument("-j", "--jobs", type=int, default=4, help="judge calls at once (default 4)")
     parser.add_argument("--format", choices=("table", "json"), default="table")
