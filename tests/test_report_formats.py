@@ -69,9 +69,9 @@ def test_table_and_json_agree(results: Path, capsys: pytest.CaptureFixture[str])
 
 def test_unknown_format(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        report(capsys, str(results), "--format", "html")
+        report(capsys, str(results), "--format", "xml")
     assert exit_info.value.code == 2
-    assert "invalid choice: 'html' (choose from" in capsys.readouterr().err
+    assert "invalid choice: 'xml' (choose from" in capsys.readouterr().err
 
 
 def test_helpers() -> None:

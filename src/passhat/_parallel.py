@@ -8,12 +8,14 @@ process, which also reports any problem with the usual exact message.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import threading
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+from passhat._progress import Progress
 from passhat._results import iter_trials, iter_trials_part
 from passhat._scan import row_split
 from passhat._summary import Groups, fold, merge
@@ -21,15 +23,17 @@ from passhat._summary import Groups, fold, merge
 PARALLEL_BYTES = 64 << 20  # below this, forking costs more than it saves
 
 
-def fold_file(path: str | Path) -> Groups:
-    """Per-(task, provider) totals of a results file (see `_summary.fold`)."""
+def fold_file(path: str | Path, progress: Progress | None = None) -> Groups:
+    """Per-(task, provider) totals of a results file (see `_summary.fold`); `progress` counts the bytes read."""
     path = str(path)
     start = split_point(path)
     if start is not None:
-        groups = _fold_in_two(path, start)
+        groups = _fold_in_two(path, start, progress)
         if groups is not None:
             return groups
-    return fold(iter_trials(path))
+        if progress is not None:
+            progress.restart()
+    return fold(iter_trials(path, None if progress is None else progress.add))
 
 
 def split_point(path: str, minimum: int | None = None) -> int | None:
@@ -54,24 +58,33 @@ def split_point(path: str, minimum: int | None = None) -> int | None:
         return None  # the whole read reports it
 
 
-def _fold_tail(path: str, start: int, sender: Connection) -> None:
-    """In the child: the totals of the second half, or None if anything was off."""
+def _fold_tail(path: str, start: int, sender: Connection, read: ctypes.c_long | None = None) -> None:
+    """In the child: the totals of the second half, or None if anything was off. `read` counts its bytes."""
+
+    def count(size: int) -> None:
+        read.value += size  # type: ignore[union-attr]  # only called when read is given
+
     try:
-        groups: Groups | None = fold(iter_trials_part(path, start, "tail"))
+        groups: Groups | None = fold(iter_trials_part(path, start, "tail", None if read is None else count))
     except Exception:  # noqa: BLE001 - any doubt: the parent reads the file whole
         groups = None
     sender.send(groups)
     sender.close()
 
 
-def _fold_in_two(path: str, start: int) -> Groups | None:
+def _fold_in_two(path: str, start: int, progress: Progress | None = None) -> Groups | None:
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=_fold_tail, args=(path, start, sender), daemon=True)
+    read = None if progress is None else context.Value("q", 0, lock=False)  # the child's bytes, shared memory
+    child = context.Process(target=_fold_tail, args=(path, start, sender, read), daemon=True)
     child.start()
     sender.close()
     try:
-        head = fold(iter_trials_part(path, start, "head"))
+        if progress is not None and read is not None:
+            progress.elsewhere = lambda: read.value
+        head = fold(iter_trials_part(path, start, "head", None if progress is None else progress.add))
+        while progress is not None and not receiver.poll(0.1):  # the second half is still being read
+            progress.show()
         tail = receiver.recv()
     except Exception:  # noqa: BLE001 - any doubt: read the file whole
         return None

@@ -8,12 +8,17 @@ formats only lay it out; `run_report()` loads, calls, prints.
 from __future__ import annotations
 
 import argparse
+import io
+import os
+import secrets
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from passhat import _formats as fmt
+from passhat import _progress
+from passhat._errors import PasshatError
 from passhat._formats import FORMATS, Format
 from passhat._gates import GateResult, describe, evaluate, gate_ks, parse_gate
 from passhat._parallel import fold_file
@@ -21,6 +26,8 @@ from passhat._suite_stats import LEVEL, RESAMPLES, SEED
 from passhat._summary import ProviderSuite, TaskSummary, finish, provider_suites
 
 HELP = "pass@k / pass^k, intervals, flakiness and gates per task and provider from a promptfoo -o results file"
+ReportFormat = Literal[Format, "html"]
+REPORT_FORMATS: tuple[ReportFormat, ...] = (*FORMATS, "html")
 
 
 def _task_data(s: TaskSummary, ks: Sequence[int]) -> dict[str, Any]:
@@ -301,11 +308,15 @@ def _csv(data: dict[str, Any]) -> str:
 
 
 def render(
-    form: Format, data: dict[str, Any], summaries: Sequence[TaskSummary], highlight: int | None = None
+    form: ReportFormat, data: dict[str, Any], summaries: Sequence[TaskSummary], highlight: int | None = None
 ) -> str:
-    """The report in one of FORMATS."""
+    """The report in one of REPORT_FORMATS."""
     if form == "json":
         return fmt.json_text(data)
+    if form == "html":
+        from passhat._html import page
+
+        return page(data, highlight)
     if form == "csv":
         return _csv(data)
     ks = data["ks"]
@@ -357,7 +368,16 @@ def _width(text: str) -> float:
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", help="promptfoo eval -o results.json (or results.jsonl)")
     parser.add_argument("--k", type=_parse_ks, default=(1, 3, 5, 10), help="comma-separated ks (default 1,3,5,10)")
-    parser.add_argument("--format", choices=FORMATS, default="table")
+    parser.add_argument("--format", choices=REPORT_FORMATS, default="table")
+    parser.add_argument(
+        "-o", "--output", metavar="FILE",
+        help="write the report to FILE (replaced whole, never half-written) instead of stdout; "
+        "e.g. --format html -o report.html",
+    )  # fmt: skip
+    parser.add_argument(
+        "--db", metavar="HISTORY", help="with --format html or json: add the mean score per eval from this "
+        "`passhat drift` history (e.g. .passhat/history.db), a drift plot in html",
+    )  # fmt: skip
     parser.add_argument(
         "--unattended-runs", type=positive_int, metavar="N",
         help="runs between two looks (7 = daily runs, looked at weekly): adds pass^N and highlights it",
@@ -376,16 +396,35 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_report(
-        args.results, ks=args.k, form=args.format, out=sys.stdout, unattended_runs=args.unattended_runs,
-        ci_width=args.ci_width, gates=args.gate, seed=args.seed, resamples=args.resamples,
+    out = sys.stdout if args.output is None else io.StringIO()
+    code = run_report(
+        args.results, ks=args.k, form=args.format, out=out, unattended_runs=args.unattended_runs,
+        ci_width=args.ci_width, gates=args.gate, seed=args.seed, resamples=args.resamples, history_db=args.db,
     )  # fmt: skip
+    if args.output is not None:
+        write_atomic(args.output, out.getvalue())  # also when a gate failed: the report says which
+    return code
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write `text` to a temporary file beside `path`, then rename it over `path`: readers see all or nothing."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for a new file
+        with open(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except OSError as error:
+        tmp.unlink(missing_ok=True)
+        msg = f"-o {path}: cannot write the report ({error.strerror}); check that its folder exists and is writable"
+        raise PasshatError(msg) from None
 
 
 def run_report(
     path: str | Path,
     ks: Sequence[int],
-    form: Format,
+    form: ReportFormat,
     out: TextIO,
     *,
     unattended_runs: int | None = None,
@@ -394,18 +433,39 @@ def run_report(
     seed: int = SEED,
     resamples: int = RESAMPLES,
     err: TextIO | None = None,
+    history_db: str | Path | None = None,
 ) -> int:
-    """Load, summarize, print; gate outcomes go to `err` (stderr). 0, or 1 when a gate fails."""
+    """Load, summarize, print; gate outcomes go to `err` (stderr). 0, or 1 when a gate fails.
+
+    A big file read with `err` on a terminal shows a progress line there (see `_progress`)."""
     parsed = [parse_gate(text) for text in gates]  # bad gate text fails before the file is read
+    if history_db is not None:  # before the file is read
+        from passhat._html import check_history
+
+        if form not in ("html", "json"):
+            msg = f"--db {history_db}: the score history is shown by --format html (a plot) or json; pass one of them"
+            raise PasshatError(msg)
+        check_history(history_db)
     extra = gate_ks(parsed) | ({unattended_runs} if unattended_runs else set())
     ks = tuple(sorted(set(ks) | extra))
-    summaries = finish(fold_file(path), ks, ci_width)
+    err = sys.stderr if err is None else err
+    progress = _progress.for_file(path, err)
+    try:
+        groups = fold_file(path, progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    summaries = finish(groups, ks, ci_width)
     suites = provider_suites(summaries, ks, resamples=resamples, seed=seed)
     results = [evaluate(gate, suites) for gate in parsed]
     data = report_data(
         summaries, suites, ks, unattended_runs=unattended_runs, ci_width=ci_width, resamples=resamples,
         seed=seed, gates=results,
     )  # fmt: skip
+    if history_db is not None:
+        from passhat._html import history_data
+
+        data["history"] = history_data(history_db, [(s.task, s.provider) for s in summaries])
     judged = any(s.judged for s in summaries)  # the judge's table costs a second pass: only when judged
     if judged and form == "json":
         from passhat.judge import judge_summary
@@ -416,7 +476,6 @@ def run_report(
         from passhat.judge import judge_summary_lines
 
         print("\n".join(["", *judge_summary_lines(path)]), file=out)
-    err = sys.stderr if err is None else err
     for result in results:
         print(describe(result), file=err)
     return 1 if any(not r.passed for r in results) else 0

@@ -12,12 +12,13 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from passhat._errors import ResultsError
+from passhat._progress import Counted
 from passhat.judge._status import unscored_by_judge
 from passhat._scan import MISSING as _MISSING
 from passhat._scan import (
@@ -242,21 +243,23 @@ def iter_rows(path: str | Path) -> Iterator[dict[str, Any]]:
         raise read_error(path, error) from None
 
 
-def iter_trials(path: str | Path) -> Iterator[Trial]:
+def iter_trials(path: str | Path, on_read: Callable[[int], None] | None = None) -> Iterator[Trial]:
     """Every row of a Promptfoo results file as a Trial, in file order, streamed.
 
     `*.jsonl` is read as JSONL (one row per line); anything else as the JSON document.
     Raises ResultsError at the first problem, possibly after earlier rows were yielded.
+    `on_read(bytes)` is told as the file is read (a progress line).
     """
     path = str(path)
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below, also when the caller stops early
     except OSError as error:
         raise read_error(path, error) from None
+    source = handle if on_read is None else Counted(handle, on_read)
     if path.endswith(".jsonl"):
-        rows = ((f"line {line}: row", row) for line, row in jsonl_rows(path, handle))
+        rows = ((f"line {line}: row", row) for line, row in jsonl_rows(path, source))  # type: ignore[arg-type]
     else:
-        numbered = enumerate(json_rows(path, handle, functools.partial(_bad, path), _version_problem))
+        numbered = enumerate(json_rows(path, source, functools.partial(_bad, path), _version_problem))  # type: ignore[arg-type]
         rows = ((f"results.results[{index}]", row) for index, row in numbered)
     try:
         for at, row in rows:
@@ -284,14 +287,17 @@ def _raise_if_not_json(rows: Iterator[object]) -> None:
         pass
 
 
-def iter_trials_part(path: str | Path, start: int, part: Literal["head", "tail"]) -> Iterator[Trial]:
+def iter_trials_part(
+    path: str | Path, start: int, part: Literal["head", "tail"], on_read: Callable[[int], None] | None = None
+) -> Iterator[Trial]:
     """The trials before byte `start` (head) or from it on (tail), where `start` begins a row.
 
     For reading one file in two processes. Any doubt raises (ResultsError, SplitUnsafe, ...): the
     caller then reads the file whole with `iter_trials`, which reports problems exactly.
     """
     path = str(path)
-    with open(path, "rb") as handle:
+    with open(path, "rb") as raw:
+        handle = raw if on_read is None else Counted(raw, on_read)
         if path.endswith(".jsonl"):
             if part == "tail":
                 handle.seek(start)

@@ -49,5 +49,5 @@ def serve(host: str, port: int, tasks_dir: str, script: str, port_file: str | No
     except KeyboardInterrupt:
         pass
     finally:
-        server.server_close()
+        server.stop()
     return 0

@@ -207,7 +207,8 @@ def sse_events(message: dict) -> list[tuple[str, dict]]:
 
 
 class FakeModelServer(ThreadingHTTPServer):
-    daemon_threads = True
+    daemon_threads = False  # tracked, so stop() can join them
+    block_on_close = True
 
     def __init__(self, host: str, port: int, tasks_dir: Path, script: Script) -> None:
         if host not in _LOOPBACK:
@@ -220,6 +221,7 @@ class FakeModelServer(ThreadingHTTPServer):
         self.stopping = threading.Event()  # set on shutdown: wakes `hang` and `slow`
         self._counts: dict[tuple, int] = {}
         self._counts_lock = threading.Lock()
+        self._open: set = set()  # client connections being served (keep-alive ones included)
 
     def count_request(self, key: tuple) -> int:
         """How many agent requests this (task, trial, script) has made before this one."""
@@ -236,10 +238,27 @@ class FakeModelServer(ThreadingHTTPServer):
         self.stopping.set()
         super().shutdown()
 
+    def process_request(self, request, client_address) -> None:  # noqa: ANN001 - stdlib signature
+        with self._counts_lock:
+            self._open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request) -> None:  # noqa: ANN001
+        with self._counts_lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
     def stop(self) -> None:
-        """Stop serving and close the listening socket."""
+        """Stop serving, drop kept-alive client connections, wait for their threads: nothing left running."""
         self.shutdown()
-        self.server_close()
+        with self._counts_lock:
+            open_now = list(self._open)
+        for request in open_now:
+            try:
+                request.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.server_close()  # block_on_close: joins the handler threads
 
     @property
     def url(self) -> str:
