@@ -152,8 +152,8 @@ def test_unattended_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        pytest.param(["--unattended-runs", "0"], "'0' is not a positive whole number", id="runs-0"),
-        pytest.param(["--ci-width", "1.5"], "--ci-width '1.5': expected a width between 0 and 1", id="width"),
+        pytest.param(["--unattended-runs", "0"], "--unattended-runs '0': expected a positive whole number, e.g. 7", id="runs-0"),
+        pytest.param(["--ci-width", "1.5"], "--ci-width '1.5': expected a number between 0 and 1, e.g. 0.2", id="width"),
         pytest.param(["--k", "0"], "every k must be a positive integer", id="k"),
     ],
 )

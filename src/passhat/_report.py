@@ -18,6 +18,7 @@ from typing import Any, Literal, TextIO
 
 from passhat import _formats as fmt
 from passhat import _progress
+from passhat._args import open_fraction, whole_number
 from passhat._errors import PasshatError
 from passhat._formats import FORMATS, Format
 from passhat._gates import GateResult, describe, evaluate, gate_ks, parse_gate
@@ -343,28 +344,6 @@ def _parse_ks(text: str) -> tuple[int, ...]:
     return ks
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        msg = f"{text!r} is not a positive whole number"
-        raise argparse.ArgumentTypeError(msg)
-    return value
-
-
-def _width(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < 1:
-        msg = f"--ci-width {text!r}: expected a width between 0 and 1, e.g. 0.2"
-        raise argparse.ArgumentTypeError(msg)
-    return value
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", help="promptfoo eval -o results.json (or results.jsonl)")
     parser.add_argument("--k", type=_parse_ks, default=(1, 3, 5, 10), help="comma-separated ks (default 1,3,5,10)")
@@ -379,11 +358,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "`passhat drift` history (e.g. .passhat/history.db), a drift plot in html",
     )  # fmt: skip
     parser.add_argument(
-        "--unattended-runs", type=positive_int, metavar="N",
+        "--unattended-runs", type=whole_number("--unattended-runs", 1, "expected a positive whole number, e.g. 7"), metavar="N",
         help="runs between two looks (7 = daily runs, looked at weekly): adds pass^N and highlights it",
     )  # fmt: skip
     parser.add_argument(
-        "--ci-width", type=_width, default=0.2, metavar="W",
+        "--ci-width", type=open_fraction("--ci-width", "0.2"), default=0.2, metavar="W",
         help="target width of the 95%% interval for 'runs needed' on flaky tasks (default 0.2)",
     )  # fmt: skip
     parser.add_argument(
@@ -392,7 +371,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "'pass_rate>=0.5', 'clean_exit>=0.95' (repeatable)",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=SEED, help="bootstrap seed (default 0)")
-    parser.add_argument("--resamples", type=positive_int, default=RESAMPLES, help="bootstrap resamples (default 2000)")
+    parser.add_argument("--resamples", type=whole_number("--resamples", 1, "expected a positive whole number, e.g. 2000"), default=RESAMPLES, help="bootstrap resamples (default 2000)")
 
 
 def run(args: argparse.Namespace) -> int:
