@@ -23,3 +23,9 @@ class ResultsError(PasshatError):
 
 class SandboxError(Exception):
     """Preparing a base or a trial sandbox failed (an infrastructure error, not bad input)."""
+
+
+def yaml_position(error: Exception) -> str:
+    """' at line L, column C' for a YAML error that knows where it is, else ''."""
+    mark = getattr(error, "problem_mark", None)
+    return f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

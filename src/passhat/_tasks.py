@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import yaml
 
-from passhat._errors import TaskError
+from passhat._errors import TaskError, yaml_position
 
 Tier = Literal["simple", "medium", "complex", "very-complex"]
 
@@ -128,8 +128,7 @@ def _parse_yaml(file: Path, raw: bytes) -> Any:
     try:
         data = yaml.safe_load(raw)
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        where = yaml_position(e)
         problem = getattr(e, "problem", None) or str(e)
         msg = (
             f"{file}: YAML syntax error{where}: {problem}; fix the YAML "

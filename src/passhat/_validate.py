@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from passhat._errors import PasshatError
+from passhat._errors import PasshatError, yaml_position
 
 _PROVIDER_FILE = "providers/claude_code.py"
 
@@ -22,8 +22,7 @@ def _load_config(path: Path) -> dict:
     except FileNotFoundError:
         raise PasshatError(f"{path}: no such file; pass your promptfooconfig.yaml") from None
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        where = yaml_position(error)
         raise PasshatError(f"{path}: YAML syntax error{where}: {getattr(error, 'problem', error)}; fix the YAML") from None
     if not isinstance(data, dict):
         raise PasshatError(f"{path}: expected a mapping with prompts, providers and tests; got {type(data).__name__}")

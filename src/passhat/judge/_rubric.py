@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import yaml
 
+from passhat._errors import yaml_position
 from passhat.judge._errors import RubricError
 
 Strictness = Literal["lenient", "balanced", "strict"]
@@ -200,8 +201,7 @@ def load_rubric(path: str | Path) -> Rubric:
     try:
         data = yaml.safe_load(raw)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        where = yaml_position(error)
         msg = f"{file}: YAML syntax error{where}: {getattr(error, 'problem', None) or error}; fix the YAML"
         raise RubricError(msg) from None
     return parse_rubric(file, data)
