@@ -14,7 +14,7 @@ JOBS ?= 2
 SCRIPT ?= flaky:0.7
 PYTEST_ARGS ?=
 
-.PHONY: install system-deps demo demo-real test test-fast bench clean
+.PHONY: install system-deps demo demo-real test test-fast lint fmt bench clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -44,11 +44,24 @@ demo: install
 demo-real: install
 	REPEAT=$(REPEAT) JOBS=$(JOBS) PASSHAT_REAL_CLAUDE=1 scripts/demo.sh --real
 
-test: install system-deps
+LINTED := src tests bench assertions providers tasks/promptfoo_tests.py
+
+test: install system-deps lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-test-fast: install
+test-fast: install lint
 	$(PY) -m pytest -m "not e2e" $(PYTEST_ARGS)
+
+# The habits: ruff (lint + format), mypy strict on src/, import-linter's layering contracts (pyproject.toml).
+lint: install
+	$(VENV)/bin/ruff check $(LINTED)
+	$(VENV)/bin/ruff format --check $(LINTED)
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
+
+fmt: install
+	$(VENV)/bin/ruff format $(LINTED)
+	$(VENV)/bin/ruff check --fix $(LINTED)
 
 bench: install
 	$(PY) bench/trial_overhead.py

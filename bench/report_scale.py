@@ -87,9 +87,12 @@ def make_row(task: str, tier: str, provider: str, repeat: int, outcome: str, rng
     }  # fmt: skip
     test_meta = {"task_id": task, "tier": tier, "task_version": record["task_version"]}
     passed = outcome == "pass"
-    grade = {"pass": passed, "score": 1.0 if passed else 0.0,
-             "reason": "14 tests passed" if passed else "2 of 14 tests failed",
-             "assertion": {"type": "python", "value": "file://assertions/tests.py", "config": {"command": "pytest -q"}}}
+    grade = {
+        "pass": passed,
+        "score": 1.0 if passed else 0.0,
+        "reason": "14 tests passed" if passed else "2 of 14 tests failed",
+        "assertion": {"type": "python", "value": "file://assertions/tests.py", "config": {"command": "pytest -q"}},
+    }
     row = {
         "cost": cost,
         "error": {"pass": None, "fail": grade["reason"], "error": f"infrastructure error: {record['error']}"}[outcome],
@@ -138,8 +141,10 @@ def rows(count: int, tasks: int, providers: int, seed: int):
 
 def write_json(path: Path, count: int, tasks: int, providers: int, seed: int) -> None:
     with path.open("w", encoding="utf-8") as out:
-        out.write('{\n  "evalId": "eval-Xy7-2026-11-30T12:29:57",\n  "results": {\n    "version": 3,\n'
-                  '    "timestamp": "2026-11-30T12:29:57.000Z",\n    "prompts": [],\n    "results": [\n')
+        out.write(
+            '{\n  "evalId": "eval-Xy7-2026-11-30T12:29:57",\n  "results": {\n    "version": 3,\n'
+            '    "timestamp": "2026-11-30T12:29:57.000Z",\n    "prompts": [],\n    "results": [\n'
+        )
         for i, row in enumerate(rows(count, tasks, providers, seed)):
             text = json.dumps(row, indent=2).replace("\n", "\n      ")
             out.write(("" if i == 0 else ",\n") + "      " + text)
@@ -213,16 +218,22 @@ def main() -> int:
     for kind in ("json", "jsonl"):
         if kind in figures:
             f: dict = figures[kind]  # type: ignore[assignment]
-            print(f"passhat report (.{kind}, {f['file_mb']} MB, {f['bytes_per_row']} B/row): {f['passhat_s']} s wall, "
-                  f"{f['passhat_cpu_s']} s CPU, peak RSS {f['passhat_peak_rss_mb']} MB  (targets: < 5 s, < 500 MB)")
+            print(
+                f"passhat report (.{kind}, {f['file_mb']} MB, {f['bytes_per_row']} B/row): {f['passhat_s']} s wall, "
+                f"{f['passhat_cpu_s']} s CPU, peak RSS {f['passhat_peak_rss_mb']} MB  (targets: < 5 s, < 500 MB)"
+            )
     naive = figures["naive"]
     if isinstance(naive, str):
         print(naive)
     else:
-        print(f"json.load + pandas (.json): {naive['naive_s']} s wall, {naive['naive_cpu_s']} s CPU, "
-              f"peak RSS {naive['naive_peak_rss_mb']} MB")
-        print(f"ratio passhat/naive: wall {naive['time_ratio_passhat_over_naive']}, "
-              f"CPU {naive['cpu_ratio_passhat_over_naive']}, peak RSS {naive['rss_ratio_passhat_over_naive']}")
+        print(
+            f"json.load + pandas (.json): {naive['naive_s']} s wall, {naive['naive_cpu_s']} s CPU, "
+            f"peak RSS {naive['naive_peak_rss_mb']} MB"
+        )
+        print(
+            f"ratio passhat/naive: wall {naive['time_ratio_passhat_over_naive']}, "
+            f"CPU {naive['cpu_ratio_passhat_over_naive']}, peak RSS {naive['rss_ratio_passhat_over_naive']}"
+        )
     return 0
 
 

@@ -42,18 +42,22 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import passhat._agent as agent
-import passhat._sandbox as sandbox
-from passhat import provider
-from passhat._agent import bundled_cli
+import passhat.trial._agent as agent
+import passhat.trial._sandbox as sandbox
 from passhat._errors import PasshatError
-from passhat._tasks import Task, load_task
 from passhat.fake_model import start_in_thread
+from passhat.tasks._load import Task, load_task
+from passhat.trial import _provider as provider
+from passhat.trial._agent import bundled_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = 1.10
-PHASES = (("base", sandbox, "prepare_base"), ("copy", sandbox, "copy_tree"),
-          ("agent", agent, "run_agent"), ("collect", sandbox, "collect_outcome"))
+PHASES = (
+    ("base", sandbox, "prepare_base"),
+    ("copy", sandbox, "copy_tree"),
+    ("agent", agent, "run_agent"),
+    ("collect", sandbox, "collect_outcome"),
+)
 
 
 class BenchError(Exception):
@@ -68,8 +72,10 @@ def changed_paths(patch: str) -> set[str]:
 def check_applied(label: str, trial: int, patch: str, expected: set[str]) -> None:
     got = changed_paths(patch)
     if got != expected:
-        msg = (f"{label} trial {trial} changed {sorted(got)}, not the solution's {sorted(expected)}; "
-               "the benchmark would measure a trial that did nothing. Check the fake model and the task.")
+        msg = (
+            f"{label} trial {trial} changed {sorted(got)}, not the solution's {sorted(expected)}; "
+            "the benchmark would measure a trial that did nothing. Check the fake model and the task."
+        )
         raise BenchError(msg)
 
 
@@ -81,6 +87,7 @@ def cpu_seconds() -> float:
 
 def instrument(phases: dict[str, float]) -> None:
     """Add each wrapped function's wall time to phases[label] (run_trial imports them per call)."""
+
     def timed(label: str, function: Callable) -> Callable:
         def wrapper(*args, **kwargs):
             started = time.perf_counter()
@@ -88,6 +95,7 @@ def instrument(phases: dict[str, float]) -> None:
                 return function(*args, **kwargs)
             finally:
                 phases[label] = phases.get(label, 0.0) + time.perf_counter() - started
+
         return wrapper
 
     for label, module, name in PHASES:
@@ -105,16 +113,26 @@ def passhat_trial(task: Task, trial: int, state_dir: Path, phases: dict[str, flo
         raise BenchError(f"passhat trial {trial}: {response['error']}")
     meta = response["metadata"]
     phases["rest"] = wall - sum(phases.values())
-    return {"wall_s": wall, "cpu_s": cpu, "cli_ms": meta["duration_ms"], "confinement": meta.get("confinement"),
-            "patch": Path(meta["patch_path"]).read_text(), "phases": dict(phases)}
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "cli_ms": meta["duration_ms"],
+        "confinement": meta.get("confinement"),
+        "patch": Path(meta["patch_path"]).read_text(),
+        "phases": dict(phases),
+    }
 
 
 def bare_repo(task: Task, root: Path) -> Path:
     repo = root / "repo"
     shutil.copytree(task.repo, repo, symlinks=True)
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "base"]):
-        subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", *args],
-                       cwd=repo, check=True, capture_output=True)
+        subprocess.run(
+            ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", *args],
+            cwd=repo,
+            check=True,
+            capture_output=True,
+        )
     return repo
 
 
@@ -123,23 +141,37 @@ def bare_trial(task: Task, trial: int, repo: Path, url: str) -> dict:
     root = repo.parent
     started, cpu = time.perf_counter(), cpu_seconds()
     worktree, home, tmp = root / f"wt-{trial}", root / f"home-{trial}", root / f"tmp-{trial}"
-    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", "--detach", str(worktree)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "worktree", "add", "-q", "--detach", str(worktree)], check=True, capture_output=True
+    )
     home.mkdir()
     tmp.mkdir()
     env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "TMPDIR": str(tmp), "LANG": "C.UTF-8",
-        "IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "ANTHROPIC_API_KEY": "anything",
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "TMPDIR": str(tmp),
+        "LANG": "C.UTF-8",
+        "IS_SANDBOX": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "ANTHROPIC_API_KEY": "anything",
         "ANTHROPIC_BASE_URL": f"{url}/passhat/{task.id}/{trial}",
     }
-    run = subprocess.run([str(bundled_cli()), "-p", task.prompt, "--dangerously-skip-permissions",
-                          "--output-format", "json"], cwd=worktree, env=env, capture_output=True, text=True)
+    run = subprocess.run(
+        [str(bundled_cli()), "-p", task.prompt, "--dangerously-skip-permissions", "--output-format", "json"],
+        cwd=worktree,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     subprocess.run(["git", "-C", str(worktree), "add", "-A"], check=True, capture_output=True)  # new files count too
-    patch = subprocess.run(["git", "-C", str(worktree), "diff", "--cached", "--binary"], check=True,
-                           capture_output=True, text=True).stdout
-    subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(worktree)],
-                   check=True, capture_output=True)
+    patch = subprocess.run(
+        ["git", "-C", str(worktree), "diff", "--cached", "--binary"], check=True, capture_output=True, text=True
+    ).stdout
+    subprocess.run(
+        ["git", "-C", str(repo), "worktree", "remove", "--force", str(worktree)], check=True, capture_output=True
+    )
     shutil.rmtree(home)
     shutil.rmtree(tmp)
     wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu
@@ -151,9 +183,15 @@ def bare_trial(task: Task, trial: int, repo: Path, url: str) -> dict:
 def summary(runs: list[dict]) -> dict:
     walls = [r["wall_s"] for r in runs]
     cli = [r["cli_ms"] / 1000 for r in runs if r["cli_ms"] is not None]
-    out = {"mean_s": statistics.mean(walls), "median_s": statistics.median(walls), "min_s": min(walls),
-           "max_s": max(walls), "cpu_mean_s": statistics.mean(r["cpu_s"] for r in runs),
-           "cli_reported_mean_s": statistics.mean(cli) if cli else None, "trials_s": walls}
+    out = {
+        "mean_s": statistics.mean(walls),
+        "median_s": statistics.median(walls),
+        "min_s": min(walls),
+        "max_s": max(walls),
+        "cpu_mean_s": statistics.mean(r["cpu_s"] for r in runs),
+        "cli_reported_mean_s": statistics.mean(cli) if cli else None,
+        "trials_s": walls,
+    }
     if "phases" in runs[0]:
         out["phases_mean_s"] = {k: statistics.mean(r["phases"].get(k, 0.0) for r in runs) for k in runs[0]["phases"]}
     return out
@@ -178,32 +216,52 @@ def measure(task: Task, trials: int, isolation: str = "auto") -> dict:
                 bare.append(bare_trial(task, trial, repo, server.url))
                 check_applied("passhat", trial, ours[-1]["patch"], expected)
                 check_applied("bare", trial, bare[-1]["patch"], expected)
-                print(f"  trial {trial}: passhat {ours[-1]['wall_s']:.2f} s, bare {bare[-1]['wall_s']:.2f} s",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"  trial {trial}: passhat {ours[-1]['wall_s']:.2f} s, bare {bare[-1]['wall_s']:.2f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
         finally:
             server.stop()
     p, b = summary(ours), summary(bare)
-    return {"task": task.id, "trials": trials, "passhat": p, "bare": b, "target": TARGET,
-            "ratio_mean": p["mean_s"] / b["mean_s"], "ratio_median": p["median_s"] / b["median_s"],
-            "confinement": ours[-1]["confinement"],
-            "ratio_cpu": None if ours[-1]["confinement"] == "bwrap" else p["cpu_mean_s"] / b["cpu_mean_s"]}
+    return {
+        "task": task.id,
+        "trials": trials,
+        "passhat": p,
+        "bare": b,
+        "target": TARGET,
+        "ratio_mean": p["mean_s"] / b["mean_s"],
+        "ratio_median": p["median_s"] / b["median_s"],
+        "confinement": ours[-1]["confinement"],
+        "ratio_cpu": None if ours[-1]["confinement"] == "bwrap" else p["cpu_mean_s"] / b["cpu_mean_s"],
+    }
 
 
 def report(figures: dict) -> str:
-    lines = [f"task {figures['task']}, {figures['trials']} trials per path, alternating",
-             f"{'path':8} {'mean s':>7} {'median s':>9} {'min s':>6} {'max s':>6} {'CPU s':>6} {'CLI-reported s':>15}"]
+    lines = [
+        f"task {figures['task']}, {figures['trials']} trials per path, alternating",
+        f"{'path':8} {'mean s':>7} {'median s':>9} {'min s':>6} {'max s':>6} {'CPU s':>6} {'CLI-reported s':>15}",
+    ]
     for name in ("passhat", "bare"):
         s = figures[name]
         cli = f"{s['cli_reported_mean_s']:.2f}" if s["cli_reported_mean_s"] is not None else "-"
-        lines.append(f"{name:8} {s['mean_s']:7.2f} {s['median_s']:9.2f} {s['min_s']:6.2f} {s['max_s']:6.2f} "
-                     f"{s['cpu_mean_s']:6.2f} {cli:>15}")
+        lines.append(
+            f"{name:8} {s['mean_s']:7.2f} {s['median_s']:9.2f} {s['min_s']:6.2f} {s['max_s']:6.2f} "
+            f"{s['cpu_mean_s']:6.2f} {cli:>15}"
+        )
     phases = "  ".join(f"{k} {v:.3f}" for k, v in figures["passhat"]["phases_mean_s"].items())
-    cpu = ("n/a under bwrap (the CLI's CPU is hidden by the pid namespace; use --isolation none)"
-           if figures["ratio_cpu"] is None else f"{figures['ratio_cpu']:.2f}")
-    lines += [f"passhat phases, mean s: {phases}", f"passhat confinement: {figures['confinement']}",
-              f"ratio passhat/bare (CPU per trial): {cpu}",
-              f"ratio passhat/bare (median per trial): {figures['ratio_median']:.2f}",
-              f"ratio passhat/bare (mean per trial): {figures['ratio_mean']:.2f}  (target <= {TARGET:.2f})"]
+    cpu = (
+        "n/a under bwrap (the CLI's CPU is hidden by the pid namespace; use --isolation none)"
+        if figures["ratio_cpu"] is None
+        else f"{figures['ratio_cpu']:.2f}"
+    )
+    lines += [
+        f"passhat phases, mean s: {phases}",
+        f"passhat confinement: {figures['confinement']}",
+        f"ratio passhat/bare (CPU per trial): {cpu}",
+        f"ratio passhat/bare (median per trial): {figures['ratio_median']:.2f}",
+        f"ratio passhat/bare (mean per trial): {figures['ratio_mean']:.2f}  (target <= {TARGET:.2f})",
+    ]
     return "\n".join(lines)
 
 
@@ -211,8 +269,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="py-median", help="task id under tasks/ (default py-median)")
     parser.add_argument("--trials", type=int, default=10, help="timed trials per path (default 10)")
-    parser.add_argument("--isolation", choices=("auto", "none"), default="auto",
-                        help="passhat's confinement (default auto: bubblewrap where it works)")
+    parser.add_argument(
+        "--isolation",
+        choices=("auto", "none"),
+        default="auto",
+        help="passhat's confinement (default auto: bubblewrap where it works)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     if args.trials < 1:

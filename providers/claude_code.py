@@ -1,8 +1,8 @@
 """Promptfoo entry: `providers: [{id: file://providers/claude_code.py, config: {...}}]`.
 
-Thin on purpose: the provider lives in passhat.provider.
+Thin on purpose: the provider lives in passhat.trial.
 """
 
-from passhat.provider import call_api
+from passhat.trial import call_api
 
 __all__ = ["call_api"]

@@ -37,8 +37,10 @@ class BrowserScriptError(AssertionError):
 def chromium_path() -> str:
     path = os.environ.get("PASSHAT_CHROMIUM", "/usr/bin/chromium")
     if not os.access(path, os.X_OK):
-        msg = (f"Chromium not found at {path}: install the Debian package `chromium` (`make system-deps`, as root) "
-               "or point PASSHAT_CHROMIUM at a Chromium binary.")
+        msg = (
+            f"Chromium not found at {path}: install the Debian package `chromium` (`make system-deps`, as root) "
+            "or point PASSHAT_CHROMIUM at a Chromium binary."
+        )
         raise BrowserScriptError(msg)
     return path
 
@@ -49,8 +51,12 @@ def node_env(**extra: str) -> dict[str, str]:
         if not needed.exists():
             msg = f"{needed} is missing: run `make install` (npm ci) to install the pinned Node and playwright-core."
             raise BrowserScriptError(msg)
-    return {**os.environ, "PATH": os.pathsep.join([str(NODE_BIN), os.environ.get("PATH", "")]),
-            "PASSHAT_CHROMIUM": chromium_path(), **extra}
+    return {
+        **os.environ,
+        "PATH": os.pathsep.join([str(NODE_BIN), os.environ.get("PATH", "")]),
+        "PASSHAT_CHROMIUM": chromium_path(),
+        **extra,
+    }
 
 
 def run_browser_script(script: str, *args: object, timeout: float = 180) -> Any:
@@ -66,8 +72,16 @@ def run_browser_script(script: str, *args: object, timeout: float = 180) -> Any:
     command = [str(NODE_BIN / "node"), str(path), *map(str, args)]
     # Its own process group, so a timeout ends node and its helpers; Chromium (detached by Playwright) quits
     # when its pipe to node closes.
-    proc = subprocess.Popen(command, cwd=ROOT, env=node_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=node_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -83,9 +97,11 @@ def run_browser_script(script: str, *args: object, timeout: float = 180) -> Any:
     if proc.returncode != 0 or result is None:
         error = result.get("error") if isinstance(result, dict) else f"no JSON on stdout: {stdout[-500:]!r}"
         shown = result if isinstance(result, dict) else {}
-        msg = (f"{script}.mjs {' '.join(map(str, args))} failed (exit {proc.returncode}): {error}\n"
-               f"screenshot: {shown.get('screenshot') or 'none'}\npage text: {shown.get('pageText')!r}\n"
-               f"stderr tail:\n{stderr[-3000:]}")
+        msg = (
+            f"{script}.mjs {' '.join(map(str, args))} failed (exit {proc.returncode}): {error}\n"
+            f"screenshot: {shown.get('screenshot') or 'none'}\npage text: {shown.get('pageText')!r}\n"
+            f"stderr tail:\n{stderr[-3000:]}"
+        )
         raise BrowserScriptError(_ANSI.sub("", msg), result if isinstance(result, dict) else None)
     return result
 
@@ -113,20 +129,32 @@ def promptfoo_view(config_dir: Path, log_path: Path, *, startup_timeout: float =
     """
     preload = f"--import={(SCRIPTS / '_loopback.mjs').as_uri()}"
     node_options = " ".join(filter(None, [os.environ.get("NODE_OPTIONS"), preload]))
-    env = node_env(PROMPTFOO_CONFIG_DIR=str(config_dir), PROMPTFOO_DISABLE_TELEMETRY="1",
-                   PROMPTFOO_DISABLE_UPDATE="1", NODE_OPTIONS=node_options)
+    env = node_env(
+        PROMPTFOO_CONFIG_DIR=str(config_dir),
+        PROMPTFOO_DISABLE_TELEMETRY="1",
+        PROMPTFOO_DISABLE_UPDATE="1",
+        NODE_OPTIONS=node_options,
+    )
     for _attempt in range(3):  # a free port can be taken between free_port() and listen()
         port = free_port()
         base = f"http://127.0.0.1:{port}"
         with log_path.open("a") as log:
-            server = subprocess.Popen([str(NODE_BIN / "promptfoo"), "view", "--port", str(port), "--no"],
-                                      cwd=config_dir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+            server = subprocess.Popen(
+                [str(NODE_BIN / "promptfoo"), "view", "--port", str(port), "--no"],
+                cwd=config_dir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+            )
         try:
             deadline = time.monotonic() + startup_timeout
             while server.poll() is None and not _healthy(base):
                 if time.monotonic() > deadline:
-                    msg = (f"promptfoo view did not answer {base}/health in {startup_timeout:.0f} s; "
-                           f"log:\n{log_path.read_text()[-3000:]}")
+                    msg = (
+                        f"promptfoo view did not answer {base}/health in {startup_timeout:.0f} s; "
+                        f"log:\n{log_path.read_text()[-3000:]}"
+                    )
                     raise BrowserScriptError(msg)
                 time.sleep(0.2)
             if server.poll() is None:

@@ -29,3 +29,11 @@ def yaml_position(error: Exception) -> str:
     """' at line L, column C' for a YAML error that knows where it is, else ''."""
     mark = getattr(error, "problem_mark", None)
     return f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+
+
+class RubricError(PasshatError):
+    """A rubric file (rubrics/<name>.yaml) or a judge grader's settings are invalid."""
+
+
+class LabelsError(PasshatError):
+    """A calibration labels CSV cannot be read."""

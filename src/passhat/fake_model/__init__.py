@@ -1,6 +1,9 @@
 """`passhat fake-model`: a scripted Anthropic-compatible model server for offline suites.
 
 It drives the real Claude Code CLI: rehearse a whole suite for free before spending tokens.
+
+May import: passhat._errors, passhat.tasks (the oracle reads a task's solution). Only the CLI and tests start it.
+Exports: FakeModelServer, serve, start_in_thread, route, parse_script and the seeded draws.
 """
 
 from __future__ import annotations

@@ -24,9 +24,10 @@ import json
 import re
 import threading
 from collections import Counter
+from typing import Any
 
 from passhat._errors import PasshatError
-from passhat.fake_model._scripts import Reply, Script
+from passhat.fake_model._plan import Reply, Script
 
 NAMES = ("judge", "judge-first", "judge-longer", "judge-shorter", "judge-malformed", "judge-noisy", "judge-points")
 _LEVEL = re.compile(r"(\d+) = [\w-]+ \(([\d.]+)\)")
@@ -57,7 +58,7 @@ def _is_fraction(text: str) -> bool:
 
 
 def _user_text(body: dict) -> str:
-    first = next((m for m in body.get("messages", []) if m.get("role") == "user"), {})
+    first: dict[str, Any] = next((m for m in body.get("messages", []) if m.get("role") == "user"), {})
     content = first.get("content", "")
     if isinstance(content, str):
         return content
@@ -137,9 +138,12 @@ def _malformed(tool: dict, attempt: int, call_id: str) -> Reply:
     form = attempt % 3
     if form == 0:
         return Reply([{"type": "text", "text": "I would give this a 4 out of 5 overall."}], "end_turn")
+    bad: dict[str, Any]
     if form == 1 and tool["name"] == "record_grades":
         names = tool["input_schema"]["properties"]["criteria"]["required"]
-        bad = {"criteria": {n: {"evidence": ["x"], "justification": "x", "score": 99, "improvement": "x"} for n in names}}
+        bad = {
+            "criteria": {n: {"evidence": ["x"], "justification": "x", "score": 99, "improvement": "x"} for n in names}
+        }
     elif form == 1:
         bad = {"reasoning": "x", "winner": "C", "confidence": 0.7}
     else:

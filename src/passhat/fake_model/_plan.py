@@ -1,4 +1,5 @@
-"""Turn a task's solution.patch into the tool calls an agent would make.
+"""What a script answers with (Script, Reply, ToolCall), and the oracle's plan: a task's solution.patch as
+the tool calls an agent would make.
 
 The oracle script does not touch files itself: it asks the real Claude Code CLI
 to Read, Edit, Write and run Bash, so the patch lands through the CLI's own tools.
@@ -69,7 +70,9 @@ def plan_solution(repo: Path, patch: Path) -> list[ToolCall]:
         shutil.copytree(repo, after, symlinks=True)
         proc = subprocess.run(
             ["git", "apply", "--binary", "--whitespace=nowarn", str(patch)],
-            cwd=after, capture_output=True, text=True,
+            cwd=after,
+            capture_output=True,
+            text=True,
         )
         if proc.returncode != 0:
             msg = f"{patch}: does not apply to {repo}: {proc.stderr.strip()}; regenerate it with git diff --binary"
@@ -82,7 +85,9 @@ def plan_solution(repo: Path, patch: Path) -> list[ToolCall]:
         if old == new:
             continue
         if new is None:
-            calls.append(ToolCall("Bash", path, {"command": f"rm -f -- {shlex.quote(path)}", "description": f"Delete {path}"}))
+            calls.append(
+                ToolCall("Bash", path, {"command": f"rm -f -- {shlex.quote(path)}", "description": f"Delete {path}"})
+            )
             continue
         new_text = _text(new)
         if new_text is None:
@@ -99,3 +104,22 @@ def plan_solution(repo: Path, patch: Path) -> list[ToolCall]:
         else:
             calls.append(ToolCall("Write", path, {"content": new_text}))
     return calls
+
+
+@dataclass(frozen=True)
+class Script:
+    name: str  # oracle | noop | flaky | commands | error | rate-limit | cut | hang | slow
+    p: float = 1.0
+    seed: int = 0
+    status: int = 0  # error
+    count: int = 0  # rate-limit, cut
+    seconds: float = 0.0  # slow
+    outage: float = 0.0  # probability of a whole-trial 500 outage
+    outage_seed: int = 0
+    spec: str = ""  # judge: the whole judge script spec, e.g. judge:0.8 (see _judge.py)
+
+
+@dataclass(frozen=True)
+class Reply:
+    blocks: list[dict]
+    stop_reason: str

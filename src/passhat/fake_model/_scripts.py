@@ -31,10 +31,10 @@ import hashlib
 import json
 import re
 import shlex
-from dataclasses import dataclass
 
 from passhat._errors import PasshatError
-from passhat.fake_model._plan import ToolCall
+from passhat.fake_model._judge import parse_judge_script
+from passhat.fake_model._plan import Reply, Script, ToolCall
 
 NOOP_TEXT = "I looked at the request and decided not to change any files."
 _CWD = re.compile(r"Primary working directory: (.+)")
@@ -43,25 +43,6 @@ _USAGE = (
     "expected oracle, noop, flaky:P[:SEED] (0 <= P <= 1), commands, error:STATUS (4xx/5xx), rate-limit:N, "
     "cut:N, hang or slow:SECONDS, optionally followed by +outage:Q[:SEED] (e.g. flaky:0.7+outage:0.1)"
 )
-
-
-@dataclass(frozen=True)
-class Script:
-    name: str  # oracle | noop | flaky | commands | error | rate-limit | cut | hang | slow
-    p: float = 1.0
-    seed: int = 0
-    status: int = 0  # error
-    count: int = 0  # rate-limit, cut
-    seconds: float = 0.0  # slow
-    outage: float = 0.0  # probability of a whole-trial 500 outage
-    outage_seed: int = 0
-    spec: str = ""  # judge: the whole judge script spec, e.g. judge:0.8 (see _judge.py)
-
-
-@dataclass(frozen=True)
-class Reply:
-    blocks: list[dict]
-    stop_reason: str
 
 
 def _number(text: str, kind: type, low: float, high: float) -> float | None:
@@ -93,8 +74,6 @@ def _parse_one(spec: str) -> Script | None:
 def parse_script(spec: str) -> Script:
     """A script spec → Script; anything else is one clear error."""
     if spec.startswith("judge"):
-        from passhat.fake_model._judge import parse_judge_script
-
         return parse_judge_script(spec)
     base, _, modifier = spec.partition("+")
     script = _parse_one(base)
@@ -103,7 +82,11 @@ def parse_script(spec: str) -> Script:
         args = rest.split(":") if rest else []
         q = _number(args[0], float, 0.0, 1.0) if name == "outage" and len(args) in (1, 2) else None
         seed = _number(args[1], int, 0, 2**63) if q is not None and len(args) == 2 else 0
-        script = Script(**{**script.__dict__, "outage": q, "outage_seed": int(seed)}) if q is not None and seed is not None else None
+        script = (
+            Script(**{**script.__dict__, "outage": q, "outage_seed": int(seed)})
+            if q is not None and seed is not None
+            else None
+        )
     if script is None:
         raise PasshatError(f"script {spec!r}: {_USAGE}")
     return script
@@ -125,8 +108,11 @@ def outage_draw(task_id: str, trial: int, seed: int = 0) -> float:
 
 
 def in_outage(script: Script, task_id: str | None, trial: int | None) -> bool:
-    return bool(script.outage) and task_id is not None and trial is not None and (
-        outage_draw(task_id, trial, script.outage_seed) < script.outage
+    return (
+        bool(script.outage)
+        and task_id is not None
+        and trial is not None
+        and (outage_draw(task_id, trial, script.outage_seed) < script.outage)
     )
 
 
@@ -189,5 +175,9 @@ def agent_reply(body: dict, plan: list[ToolCall] | None, oracle: bool) -> Reply:
     if step < len(plan):
         return Reply([_tool_use(plan[step], cwd, step)], "tool_use")
     changed = sorted({call.path for call in plan if call.path != "."})
-    text = f"Done. I changed {len(changed)} file(s): {', '.join(changed)}." if changed else f"Done. I ran {len(plan)} command(s)."
+    text = (
+        f"Done. I changed {len(changed)} file(s): {', '.join(changed)}."
+        if changed
+        else f"Done. I ran {len(plan)} command(s)."
+    )
     return Reply([{"type": "text", "text": text}], "end_turn")

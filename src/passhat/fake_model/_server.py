@@ -15,12 +15,19 @@ import threading
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
 from passhat._errors import PasshatError
 from passhat.fake_model._judge import judge_reply
-from passhat.fake_model._plan import ToolCall, plan_solution
-from passhat.fake_model._scripts import Script, acts_as_oracle, agent_reply, in_outage, parse_script, prompt_commands
+from passhat.fake_model._plan import Script, ToolCall, plan_solution
+from passhat.fake_model._scripts import (
+    acts_as_oracle,
+    agent_reply,
+    in_outage,
+    parse_script,
+    prompt_commands,
+)
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -54,7 +61,7 @@ class _Plans:
             return self._plans[task_id]
 
     def _load(self, task_id: str) -> list[ToolCall] | None:
-        from passhat._tasks import load_task
+        from passhat.tasks._load import load_task
 
         folder = self.tasks_dir / task_id
         if not (folder / "task.yaml").is_file():
@@ -72,10 +79,10 @@ def _usage(body: dict, reply_blocks: list[dict]) -> dict:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "FakeModelServer"
+    server: FakeModelServer
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
     def _send_json(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
@@ -88,20 +95,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+    def do_GET(self) -> None:
         self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
 
-    def do_HEAD(self) -> None:  # noqa: N802
+    def do_HEAD(self) -> None:
         self.send_response(200)
         self.send_header("content-length", "0")
         self.end_headers()
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         try:
             body = json.loads(self.rfile.read(length) or b"{}")
         except json.JSONDecodeError:
-            self._send_json(400, {"type": "error", "error": {"type": "invalid_request_error", "message": "body is not JSON"}})
+            self._send_json(
+                400, {"type": "error", "error": {"type": "invalid_request_error", "message": "body is not JSON"}}
+            )
             return
         task_id, trial, script_spec, endpoint = route(self.path)
         if endpoint.endswith("count_tokens"):
@@ -161,12 +170,24 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")
         self.end_headers()
-        start = {"type": "message_start", "message": {"id": "msg_cut", "type": "message", "role": "assistant",
-                 "model": "passhat-scripted", "content": [], "stop_reason": None, "stop_sequence": None,
-                 "usage": {"input_tokens": 1, "output_tokens": 1}}}
+        start = {
+            "type": "message_start",
+            "message": {
+                "id": "msg_cut",
+                "type": "message",
+                "role": "assistant",
+                "model": "passhat-scripted",
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 1, "output_tokens": 1},
+            },
+        }
         self.wfile.write(f"event: message_start\ndata: {json.dumps(start)}\n\n".encode())
-        self.wfile.write(b'event: content_block_start\ndata: {"type": "content_block_start", "index": 0, '
-                         b'"content_block": {"type": "text", "text": ""}}\n\n')
+        self.wfile.write(
+            b'event: content_block_start\ndata: {"type": "content_block_start", "index": 0, '
+            b'"content_block": {"type": "text", "text": ""}}\n\n'
+        )
         self.wfile.flush()
         self.close_connection = True
         self.connection.shutdown(socket.SHUT_RDWR)
@@ -188,6 +209,7 @@ def sse_events(message: dict) -> list[tuple[str, dict]]:
     start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
     events: list[tuple[str, dict]] = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
+        opening: dict[str, Any]
         if block["type"] == "text":
             opening, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
         else:
@@ -199,8 +221,14 @@ def sse_events(message: dict) -> list[tuple[str, dict]]:
             ("content_block_stop", {"type": "content_block_stop", "index": index}),
         ]
     events += [
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                           "usage": {"output_tokens": message["usage"]["output_tokens"]}}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": message["usage"]["output_tokens"]},
+            },
+        ),
         ("message_stop", {"type": "message_stop"}),
     ]
     return events
@@ -238,12 +266,12 @@ class FakeModelServer(ThreadingHTTPServer):
         self.stopping.set()
         super().shutdown()
 
-    def process_request(self, request, client_address) -> None:  # noqa: ANN001 - stdlib signature
+    def process_request(self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any) -> None:
         with self._counts_lock:
             self._open.add(request)
         super().process_request(request, client_address)
 
-    def shutdown_request(self, request) -> None:  # noqa: ANN001
+    def shutdown_request(self, request: socket.socket | tuple[bytes, socket.socket]) -> None:
         with self._counts_lock:
             self._open.discard(request)
         super().shutdown_request(request)
@@ -262,7 +290,8 @@ class FakeModelServer(ThreadingHTTPServer):
 
     @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
+        # getsockname() of an AF_INET/AF_INET6 socket: the host is a str (typeshed also allows bytes)
+        host, port = cast("tuple[str, int]", self.server_address[:2])
         return f"http://{host}:{port}"
 
     def script_for(self, script_spec: str | None) -> Script:
@@ -275,6 +304,7 @@ class FakeModelServer(ThreadingHTTPServer):
         if script.name == "judge":  # a request of passhat's LLM judge (see _judge.py)
             reply = judge_reply(body, script.spec)
             return reply.blocks, reply.stop_reason
+        plan: list[ToolCall] | None
         if script.name == "commands":
             plan, oracle = prompt_commands(body, task_id, trial), True
         else:

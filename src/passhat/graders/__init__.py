@@ -1,5 +1,8 @@
 """Graders: one function per `type`, looked up in a plain dict (no plugin framework).
 
+May import: passhat._errors, tasks, trial (the outcome), judge (the rubric / pairwise graders wrap it).
+Exports: GRADERS, Grade, TrialOutcome, grade, grade_promptfoo, check_judges.
+
 Each takes the trial's outcome and the grader's config (an item of task.yaml `graders:`)
 and returns a Grade. `grade_promptfoo` is what the assertions/ entry files call.
 """
@@ -10,12 +13,17 @@ import sys
 from collections.abc import Callable
 
 from passhat._errors import PasshatError, SandboxError
-from passhat.graders._common import Grade, TrialOutcome
+from passhat.graders._common import Grade
 from passhat.graders._diff_scope import grade_diff_scope
 from passhat.graders._files import grade_files
 from passhat.graders._health import grade_health
+from passhat.graders._judges import (
+    check_judges,
+    grade_pairwise_outcome,
+    grade_rubric_outcome,
+)
 from passhat.graders._tests import grade_tests
-from passhat.judge._outcome import grade_pairwise_outcome, grade_rubric_outcome
+from passhat.trial._outcome import TrialOutcome
 
 GRADERS: dict[str, Callable[[TrialOutcome, dict], Grade]] = {
     "tests": grade_tests,
@@ -26,7 +34,7 @@ GRADERS: dict[str, Callable[[TrialOutcome, dict], Grade]] = {
     "pairwise": grade_pairwise_outcome,
 }
 
-__all__ = ["GRADERS", "Grade", "TrialOutcome", "grade", "grade_promptfoo"]
+__all__ = ["GRADERS", "Grade", "TrialOutcome", "check_judges", "grade", "grade_promptfoo"]
 
 
 def grade(outcome: TrialOutcome, config: dict) -> Grade:

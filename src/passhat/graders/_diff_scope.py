@@ -6,9 +6,10 @@ Every changed path must match an `allow` glob (when given) and no `deny` glob; o
 
 from __future__ import annotations
 
-from passhat._patch import patch_stats
-from passhat.graders._common import Grade, TrialOutcome
+from passhat.graders._common import Grade
 from passhat.graders._globs import matches
+from passhat.trial._outcome import TrialOutcome
+from passhat.trial._patch import patch_stats
 
 
 def grade_diff_scope(outcome: TrialOutcome, config: dict) -> Grade:
@@ -24,7 +25,9 @@ def grade_diff_scope(outcome: TrialOutcome, config: dict) -> Grade:
     if "max_files" in config and len(stats.paths) > config["max_files"]:
         problems.append(f"{len(stats.paths)} files changed, max {config['max_files']}")
     if "max_lines" in config and stats.changed_lines > config["max_lines"]:
-        problems.append(f"{stats.changed_lines} lines changed (+{stats.added} -{stats.removed}), max {config['max_lines']}")
+        problems.append(
+            f"{stats.changed_lines} lines changed (+{stats.added} -{stats.removed}), max {config['max_lines']}"
+        )
     summary = f"{len(stats.paths)} file(s), +{stats.added} -{stats.removed}"
     if problems:
         return Grade(False, 0.0, f"diff out of scope ({summary}): " + "; ".join(problems))

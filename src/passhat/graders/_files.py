@@ -14,7 +14,8 @@ from pathlib import Path
 
 import yaml
 
-from passhat.graders._common import Grade, TrialOutcome
+from passhat.graders._common import Grade
+from passhat.trial._outcome import TrialOutcome
 
 _MISSING = object()
 

@@ -8,9 +8,20 @@ from collections.abc import Iterable
 
 # What counts as "the task's tests" when a tests grader names no `protected` globs.
 DEFAULT_PROTECTED = (
-    "tests/**", "test/**", "**/tests/**", "**/test/**", "**/__tests__/**",
-    "**/test_*.py", "**/*_test.py", "**/conftest.py",
-    "**/*.test.js", "**/*.test.mjs", "**/*.test.cjs", "**/*.test.ts", "**/*.spec.js", "**/*.spec.ts",
+    "tests/**",
+    "test/**",
+    "**/tests/**",
+    "**/test/**",
+    "**/__tests__/**",
+    "**/test_*.py",
+    "**/*_test.py",
+    "**/conftest.py",
+    "**/*.test.js",
+    "**/*.test.mjs",
+    "**/*.test.cjs",
+    "**/*.test.ts",
+    "**/*.spec.js",
+    "**/*.spec.ts",
 )
 
 

@@ -6,7 +6,8 @@ tracked as its own named score — never mistaken for success at the task.
 
 from __future__ import annotations
 
-from passhat.graders._common import Grade, TrialOutcome
+from passhat.graders._common import Grade
+from passhat.trial._outcome import TrialOutcome
 
 
 def grade_health(outcome: TrialOutcome, config: dict) -> Grade:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Literal
 
 Status = Literal["passed", "failed", "error", "skipped"]
+_STATUS_OF: dict[str, Status] = {"failure": "failed", "error": "error", "skipped": "skipped"}  # child tag → status
 
 
 class JUnitError(Exception):
@@ -37,7 +38,7 @@ def read_junit(path: Path) -> dict[str, Status]:
         status: Status = "passed"
         for child in case:
             if child.tag in ("failure", "error", "skipped"):
-                status = {"failure": "failed", "error": "error", "skipped": "skipped"}[child.tag]
+                status = _STATUS_OF[child.tag]
                 break
         key = test_id(case)
         if key not in results or rank[status] > rank[results[key]]:

@@ -13,13 +13,15 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
-from passhat._isolation import bwrap_arguments, confinement
-from passhat._patch import patch_stats
-from passhat.graders._common import Grade, TrialOutcome
+from passhat.graders._common import Grade
 from passhat.graders._globs import DEFAULT_PROTECTED, matches
 from passhat.graders._junit import JUnitError, read_junit
+from passhat.trial._isolation import bwrap_arguments, confinement
+from passhat.trial._outcome import TrialOutcome
+from passhat.trial._patch import patch_stats
 
 DEFAULT_TIMEOUT_S = 300.0
 GRADER_ISOLATION_ENV = "PASSHAT_GRADER_ISOLATION"
@@ -48,8 +50,13 @@ def run_command(command: str, cwd: Path, timeout_s: float, hidden: tuple[Path, .
         view = bwrap_arguments(cwd, [cwd, home], hidden, env["PATH"], Path(sys.executable))
         argv = [found.bwrap, *view, "--", *argv]
     proc = subprocess.Popen(
-        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     try:
         out, _ = proc.communicate(timeout=timeout_s)
@@ -61,7 +68,11 @@ def run_command(command: str, cwd: Path, timeout_s: float, hidden: tuple[Path, .
 
 
 def _files(root: Path) -> set[str]:
-    return {p.relative_to(root).as_posix() for p in root.rglob("*") if (p.is_file() or p.is_symlink()) and ".git" not in p.relative_to(root).parts}
+    return {
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if (p.is_file() or p.is_symlink()) and ".git" not in p.relative_to(root).parts
+    }
 
 
 def restore_protected(workdir: Path, base: Path, globs: tuple[str, ...]) -> None:
@@ -77,13 +88,15 @@ def restore_protected(workdir: Path, base: Path, globs: tuple[str, ...]) -> None
             target.unlink()
 
 
-def _listed_verdict(config: dict, results: dict[str, str]) -> tuple[bool, float, str]:
+def _listed_verdict(config: dict, results: Mapping[str, str]) -> tuple[bool, float, str]:
     f2p, p2p = list(config.get("fail_to_pass", [])), list(config.get("pass_to_pass", []))
     listed = f2p + p2p
     failing = [test for test in listed if results.get(test) != "passed"]
     passed = len(listed) - len(failing)
-    lines = [f"FAIL_TO_PASS {len(f2p) - sum(t in failing for t in f2p)}/{len(f2p)}, "
-             f"PASS_TO_PASS {len(p2p) - sum(t in failing for t in p2p)}/{len(p2p)}"]
+    lines = [
+        f"FAIL_TO_PASS {len(f2p) - sum(t in failing for t in f2p)}/{len(f2p)}, "
+        f"PASS_TO_PASS {len(p2p) - sum(t in failing for t in p2p)}/{len(p2p)}"
+    ]
     for test in failing[:20]:
         kind = "FAIL_TO_PASS" if test in f2p else "PASS_TO_PASS"
         lines.append(f"  {kind} {test}: {results.get(test, 'missing from the report')}")
@@ -114,7 +127,9 @@ def grade_tests(outcome: TrialOutcome, config: dict) -> Grade:
 
     notes = []
     if touched:
-        notes.append(f"The patch touched protected test files (restored from the base before running): {', '.join(touched)}.")
+        notes.append(
+            f"The patch touched protected test files (restored from the base before running): {', '.join(touched)}."
+        )
     tail = f"Output tail:\n{output.strip()[-_TAIL_CHARS:]}"
     if code is None:
         return Grade(False, 0.0, "\n".join([*notes, f"`{command}` ran past {timeout_s:g} s and was killed.", tail]))

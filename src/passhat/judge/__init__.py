@@ -1,7 +1,10 @@
-"""The LLM judge: rubric scoring (`rubric`) and pairwise comparison (`pairwise`) of a trial.
+"""The LLM judge: rubric scoring and pairwise comparison of a trial, its noise and its calibration.
+
+May import: passhat._errors only (the graders wrap the judge, the report summarizes it; never the reverse).
+Exports: the Promptfoo entries `rubric_promptfoo` / `pairwise_promptfoo`, the configs, verdicts and rubrics.
 
 `assertions/rubric_judge.py` and `assertions/pairwise_judge.py` call `rubric_promptfoo` /
-`pairwise_promptfoo`; `passhat.graders.GRADERS` holds `passhat.judge._outcome`'s functions for
+`pairwise_promptfoo`; `passhat.graders.GRADERS` holds `passhat.graders._judges`'s functions for
 check-task and regrade. Heavy imports (anthropic, jsonschema) happen at call time: every
 Promptfoo assertion is a fresh process.
 """
@@ -11,23 +14,34 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from passhat._errors import PasshatError
-from passhat.judge._config import PairwiseConfig, RubricConfig, parse_pairwise_config, parse_rubric_config
-from passhat.judge._direct import CriterionScore, RubricVerdict, grade_rubric, weighted_overall
-from passhat.judge._errors import LabelsError, RubricError
+from passhat._errors import LabelsError, PasshatError, RubricError
+from passhat.judge._config import (
+    PairwiseConfig,
+    RubricConfig,
+    parse_pairwise_config,
+    parse_rubric_config,
+)
+from passhat.judge._direct import (
+    CriterionScore,
+    RubricVerdict,
+    grade_rubric,
+    weighted_overall,
+)
 from passhat.judge._grading import rubric_grading_result
-from passhat.judge._inputs import JudgeInputs, from_promptfoo, from_row, gather
-from passhat.judge._pairwise import PairwiseVerdict, grade_pairwise, pairwise_grading_result, pairwise_reason
+from passhat.judge._inputs import JudgeInputs, from_promptfoo, from_row
+from passhat.judge._pairwise import (
+    PairwiseVerdict,
+    grade_pairwise,
+    pairwise_grading_result,
+)
 from passhat.judge._rubric import Rubric, find_rubric, load_rubric
-from passhat.judge._outcome import check_judges
 from passhat.judge._status import unscored_by_judge
-from passhat.judge._summary import judge_summary, judge_summary_lines
 
 __all__ = [
-    "CriterionScore", "check_judges", "JudgeInputs", "LabelsError", "PairwiseConfig", "PairwiseVerdict", "Rubric",
+    "CriterionScore", "JudgeInputs", "LabelsError", "PairwiseConfig", "PairwiseVerdict", "Rubric",
     "RubricConfig",
     "RubricError", "RubricVerdict", "find_rubric", "from_promptfoo", "from_row", "grade_pairwise",
-    "grade_rubric", "judge_summary", "judge_summary_lines", "load_rubric", "pairwise_promptfoo",
+    "grade_rubric", "load_rubric", "pairwise_promptfoo",
     "parse_pairwise_config", "parse_rubric_config", "rubric_promptfoo", "unscored_by_judge", "weighted_overall",
 ]  # fmt: skip
 

@@ -14,7 +14,9 @@ from typing import Literal
 Weights = Literal["none", "linear", "quadratic"]
 
 
-def cohen_kappa(a: Sequence[int], b: Sequence[int], categories: Sequence[int], weights: Weights = "quadratic") -> float | None:
+def cohen_kappa(
+    a: Sequence[int], b: Sequence[int], categories: Sequence[int], weights: Weights = "quadratic"
+) -> float | None:
     """Cohen's kappa (1960); weighted (Cohen 1968) for ordinal scales: disagreement weight between categories
     i and j (their positions in `categories`) is |i-j|/(K-1) (linear) or (i-j)^2/(K-1)^2 (quadratic), 0/1 for none.
     kappa_w = 1 - sum(w * observed) / sum(w * expected), expected = the product of the two raters' marginals."""
@@ -106,7 +108,7 @@ def sign_test_p(above: int, below: int) -> float | None:
     if n == 0:
         return None
     k = min(above, below)
-    tail = math.fsum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    tail: float = math.fsum(math.comb(n, i) for i in range(k + 1)) / 2**n
     return min(1.0, 2 * tail)
 
 

@@ -123,17 +123,24 @@ def call_tool(where: Endpoint, *, model: str, system: str, user: str, tool: dict
     validator = jsonschema.Draft202012Validator(tool["input_schema"])
     messages: list[dict] = [{"role": "user", "content": user}]
     problem = ""
-    with anthropic.Anthropic(base_url=where.base_url, api_key=where.api_key, timeout=TIMEOUT_S, max_retries=2) as client:
+    with anthropic.Anthropic(
+        base_url=where.base_url, api_key=where.api_key, timeout=TIMEOUT_S, max_retries=2
+    ) as client:
         for attempt in range(1, max_attempts + 1):
             request = {"model": model, "max_tokens": MAX_TOKENS, "system": system, "messages": messages,
                        "tools": [tool], "tool_choice": {"type": "tool", "name": tool["name"]}}  # fmt: skip
             try:
                 reply = _create(client, request, anthropic.BadRequestError)
             except anthropic.APIError as error:
-                return ToolReply(None, attempt, f"judge API error after the SDK's retries: {type(error).__name__}: {error}")
+                return ToolReply(
+                    None, attempt, f"judge API error after the SDK's retries: {type(error).__name__}: {error}"
+                )
             data, problem = _problem(tool, validator, reply.content, reply.stop_reason)
             if data is not None:
                 return ToolReply(data, attempt)
             calls = [b for b in reply.content if b.type == "tool_use"]
-            messages += [{"role": "assistant", "content": _blocks(reply.content)}, _feedback(tool["name"], problem, calls)]
+            messages += [
+                {"role": "assistant", "content": _blocks(reply.content)},
+                _feedback(tool["name"], problem, calls),
+            ]
     return ToolReply(None, max_attempts, f"judge reply malformed after {max_attempts} attempt(s); last: {problem}")

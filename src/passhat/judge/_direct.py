@@ -12,11 +12,17 @@ import math
 import re
 import sys
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from passhat.judge._client import DEFAULT_MODEL, call_tool, endpoint
 from passhat.judge._config import RubricConfig
 from passhat.judge._inputs import JudgeInputs
-from passhat.judge._prompt import rubric_judge_version, rubric_system, rubric_tool, rubric_user
+from passhat.judge._prompt import (
+    rubric_judge_version,
+    rubric_system,
+    rubric_tool,
+    rubric_user,
+)
 from passhat.judge._rubric import Rubric, find_rubric, with_conciseness
 
 _SNAPSHOT = re.compile(r"-(\d{8}|latest)$")
@@ -62,11 +68,23 @@ class RubricVerdict:
         """The score the verdict rests on: the length-normalized one when configured so."""
         if self.overall is None:
             return 0.0
-        return self.length_normalized if self.pass_on_normalized and self.length_normalized is not None else self.overall
+        return (
+            self.length_normalized if self.pass_on_normalized and self.length_normalized is not None else self.overall
+        )
 
     @property
     def passed(self) -> bool:
         return not self.unscored and self.score >= self.threshold
+
+
+class _VerdictBase(TypedDict):
+    """The RubricVerdict fields every outcome of one grading shares."""
+
+    rubric: str
+    points: int
+    judge_version: str
+    model: str
+    threshold: float
 
 
 def weighted_overall(criteria: tuple[CriterionScore, ...]) -> float:
@@ -78,7 +96,8 @@ def length_factor(length: int, budget: int) -> float:
     """1 within budget, else (budget / length) ** 0.5: four times the budget halves the score."""
     if length <= budget:
         return 1.0
-    return (budget / length) ** LENGTH_EXPONENT
+    factor: float = (budget / length) ** LENGTH_EXPONENT  # a positive base: the power is real
+    return factor
 
 
 def length_budget(inputs: JudgeInputs, configured: int | None) -> int:
@@ -103,7 +122,9 @@ def effective_rubric(config: RubricConfig, inputs: JudgeInputs) -> Rubric:
 
 
 def version_of(config: RubricConfig, rubric: Rubric) -> str:
-    scoring = {"length_normalize": config.length_normalize, "budget": config.length_budget} if config.length_normalize else {}
+    scoring = (
+        {"length_normalize": config.length_normalize, "budget": config.length_budget} if config.length_normalize else {}
+    )
     return rubric_judge_version(rubric, config.model or DEFAULT_MODEL, scoring)
 
 
@@ -121,9 +142,11 @@ def grade_rubric(inputs: JudgeInputs, config: RubricConfig) -> RubricVerdict:
     """Judge one trial. Bad configuration raises RubricError; a judge that fails leaves it unscored."""
     rubric = effective_rubric(config, inputs)
     model = config.model or DEFAULT_MODEL
-    base = {"rubric": rubric.name, "points": rubric.points, "judge_version": version_of(config, rubric),
-            "model": model, "threshold": config.threshold if config.threshold is not None else rubric.threshold}  # fmt: skip
-    warnings = []
+    base: _VerdictBase = {
+        "rubric": rubric.name, "points": rubric.points, "judge_version": version_of(config, rubric), "model": model,
+        "threshold": config.threshold if config.threshold is not None else rubric.threshold,
+    }  # fmt: skip
+    warnings: list[str] = []
     if same_model(model, inputs.agent_model):
         warnings.append(f"judge model {model} is the agent's model ({inputs.agent_model}): self-enhancement bias; "
                         "judge with a different model")  # fmt: skip

@@ -17,15 +17,21 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict
 
+from passhat._errors import RubricError
 from passhat.judge._client import DEFAULT_MODEL, call_tool, endpoint
 from passhat.judge._config import PairwiseConfig
 from passhat.judge._direct import same_model
-from passhat.judge._errors import RubricError
 from passhat.judge._inputs import JudgeInputs, from_row
-from passhat.judge._prompt import (DEFAULT_QUESTION, pairwise_answer, pairwise_judge_version, pairwise_system,
-                                   pairwise_tool, pairwise_user)  # fmt: skip
+from passhat.judge._prompt import (
+    DEFAULT_QUESTION,
+    pairwise_answer,
+    pairwise_judge_version,
+    pairwise_system,
+    pairwise_tool,  # fmt: skip
+    pairwise_user,
+)
 
 Winner = Literal["output", "reference", "tie"]
 Order = Literal["output_first", "reference_first"]
@@ -110,6 +116,16 @@ class PairwiseVerdict:
         return self.decision.winner == "output" or (self.pass_on == "win_or_tie" and self.decision.winner == "tie")
 
 
+class _VerdictBase(TypedDict):
+    """The PairwiseVerdict fields every outcome of one grading shares."""
+
+    against: str
+    judge_version: str
+    model: str
+    pass_on: str
+    warnings: tuple[str, ...]
+
+
 def _rows(path: Path) -> list[dict]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -167,17 +183,18 @@ def grade_pairwise(inputs: JudgeInputs, config: PairwiseConfig) -> PairwiseVerdi
     model = config.model or DEFAULT_MODEL
     against, theirs = opponent(inputs, config)
     version = pairwise_judge_version(question, model, {"shuffles": config.shuffles})
-    warnings = []
+    warnings: list[str] = []
     if same_model(model, inputs.agent_model):
         warnings.append(f"judge model {model} is the agent's model ({inputs.agent_model}): self-enhancement bias")
         print(f"passhat judge: warning: {warnings[-1]}", file=sys.stderr)
-    base = {"against": against, "judge_version": version, "model": model, "pass_on": config.pass_on,
-            "warnings": tuple(warnings)}  # fmt: skip
+    base: _VerdictBase = {"against": against, "judge_version": version, "model": model, "pass_on": config.pass_on,
+                          "warnings": tuple(warnings)}  # fmt: skip
     where = endpoint(inputs.task_id, inputs.trial, config.fake_script)
     if isinstance(where, str):
         return PairwiseVerdict(**base, unscored_reason=where)
     ours = pairwise_answer(inputs.output, inputs.diff)
-    votes, attempts = [], 0
+    votes: list[Vote] = []
+    attempts = 0
     for order in orders(config, inputs):
         a, b = (ours, theirs) if order == "output_first" else (theirs, ours)
         reply = call_tool(where, model=model, system=pairwise_system(question), user=pairwise_user(inputs.prompt, a, b),

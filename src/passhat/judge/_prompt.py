@@ -169,7 +169,7 @@ def rubric_tool(rubric: Rubric) -> dict:
             "additionalProperties": False,
             "properties": {
                 "criteria": {"type": "object", "required": names, "additionalProperties": False,
-                             "properties": {name: one for name in names}},
+                             "properties": dict.fromkeys(names, one)},
                 "summary": {"type": "string", "description": "One sentence on the work as a whole."},
             },
         },

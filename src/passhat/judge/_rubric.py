@@ -7,6 +7,7 @@ Every problem is one RubricError: file, field, value, fix.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 from collections.abc import Sequence
@@ -17,8 +18,7 @@ from typing import Any, Literal
 
 import yaml
 
-from passhat._errors import yaml_position
-from passhat.judge._errors import RubricError
+from passhat._errors import RubricError, yaml_position
 
 Strictness = Literal["lenient", "balanced", "strict"]
 GENERAL_THRESHOLD = 0.7
@@ -125,8 +125,10 @@ def _check_scale(file: Path, data: dict) -> tuple[Level, ...]:
     if len(set(labels)) != len(labels):
         msg = f"{file}: field 'scale.levels': labels {labels} repeat; give every level its own label"
         raise RubricError(msg)
-    levels = tuple(sorted((Level(lv["score"], lv["label"], float(lv["value"])) for lv in raw), key=lambda lv: -lv.score))
-    for higher, lower in zip(levels, levels[1:]):
+    levels = tuple(
+        sorted((Level(lv["score"], lv["label"], float(lv["value"])) for lv in raw), key=lambda lv: -lv.score)
+    )
+    for higher, lower in itertools.pairwise(levels):
         if higher.value <= lower.value:
             msg = (f"{file}: field 'scale.levels': score {higher.score} ({higher.label}) is worth {higher.value}, "
                    f"not more than score {lower.score} ({lower.label}, {lower.value}); values must rise with the score")  # fmt: skip
@@ -140,7 +142,9 @@ def _check_criteria(file: Path, data: dict, levels: tuple[Level, ...]) -> tuple[
     for index, raw in enumerate(data["criteria"]):
         at = f"criteria[{index}]"
         if raw["name"] in seen:
-            raise RubricError(f"{file}: field '{at}.name': {raw['name']!r} appears twice; give each criterion its own name")
+            raise RubricError(
+                f"{file}: field '{at}.name': {raw['name']!r} appears twice; give each criterion its own name"
+            )
         seen.add(raw["name"])
         missing = [label for label in labels if label not in raw["levels"]]
         extra = [label for label in raw["levels"] if label not in labels]
@@ -250,9 +254,7 @@ def with_conciseness(rubric: Rubric, weight: float) -> Rubric:
     described = tuple(
         (level.label, _CONCISENESS_BY_RANK[round(rank * last / span)]) for rank, level in enumerate(rubric.levels)
     )
-    scaled = tuple(
-        Criterion(c.name, c.description, c.weight * (1 - weight), c.levels) for c in rubric.criteria
-    )
+    scaled = tuple(Criterion(c.name, c.description, c.weight * (1 - weight), c.levels) for c in rubric.criteria)
     meaning = "Length fits the task: judged against what the task needs, never rewarded for its own sake."
     extra = Criterion("conciseness", meaning, weight, described)
     return replace(rubric, criteria=(*scaled, extra))

@@ -1,0 +1,7 @@
+"""`python -m passhat` runs the CLI."""
+
+import sys
+
+from passhat.cli import main
+
+sys.exit(main())

@@ -1,0 +1,36 @@
+"""`passhat check-task`: a task's reference passes every grader, the empty patch fails one (logic in
+passhat.graders)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from passhat._errors import PasshatError
+from passhat.graders._check import check_task, describe
+
+HELP = "check tasks without a model: solution.patch passes every grader, the empty patch fails one"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("tasks", nargs="*", help="task folders, e.g. tasks/bump-version")
+    parser.add_argument("--all", action="store_true", help="every task under --tasks-dir")
+    parser.add_argument("--tasks-dir", default="tasks")
+    parser.add_argument("--state-dir", default=".passhat", help="where bases are cached")
+
+
+def run(args: argparse.Namespace) -> int:
+    from passhat.tasks._load import load_task, load_tasks
+
+    if args.all == bool(args.tasks):
+        msg = "check-task: name task folders (passhat check-task tasks/<id>) or pass --all, not both or neither"
+        raise PasshatError(msg)
+    tasks = load_tasks(args.tasks_dir) if args.all else [load_task(path) for path in args.tasks]
+    broken = 0
+    for task in tasks:
+        check = check_task(task, Path(args.state_dir))
+        broken += not check.ok
+        for line in describe(check):
+            print(line, flush=True)
+    print(f"{len(tasks) - broken} of {len(tasks)} task(s) valid" + (f"; {broken} broken" if broken else ""))
+    return 1 if broken else 0

@@ -1,0 +1,51 @@
+"""`passhat drift RESULTS`: append an eval to the score history and flag drift (logic in passhat.history)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from passhat.history._drift import DEFAULT_ABS_POINTS, run_drift
+from passhat.history._store import DEFAULT_DB
+
+HELP = "append an eval to the score history (SQLite) and report quality drift against its baseline"
+
+
+def _points(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        msg = f"--abs {text!r}: expected a non-negative number of points on a 1-5 scale, e.g. --abs 0.3"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("results", help="promptfoo eval -o results.json")
+    parser.add_argument("--db", default=DEFAULT_DB, help=f"the history database (default {DEFAULT_DB})")
+    parser.add_argument("--metric", help="compare namedScores[NAME] instead of the row's score (0..1)")
+    parser.add_argument(
+        "--baseline", metavar="EVAL_ID", help="compare with this eval, not with each series' first full batch"
+    )
+    parser.add_argument(
+        "--abs",
+        type=_points,
+        default=DEFAULT_ABS_POINTS,
+        help="absolute drop that is drift, in points on a 1-5 scale (default 0.3 = 0.075 in 0..1)",
+    )
+    parser.add_argument("--fail-on-drift", action="store_true", help="exit 1 when drift fires")
+    parser.add_argument("--format", choices=("table", "json"), default="table")
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_drift(
+        args.results,
+        db=args.db,
+        metric=args.metric,
+        baseline=args.baseline,
+        abs_points=args.abs,
+        fail_on_drift=args.fail_on_drift,
+        fmt=args.format,
+    )

@@ -1,0 +1,72 @@
+"""`passhat report RESULTS`: pass@k / pass^k per task and provider (logic in passhat.report)."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+
+from passhat.cli._args import open_fraction, whole_number
+from passhat.report._report import REPORT_FORMATS, run_report, write_atomic
+from passhat.stats._suite import RESAMPLES, SEED
+
+HELP = "pass@k / pass^k, intervals, flakiness and gates per task and provider from a promptfoo -o results file"
+
+
+def _parse_ks(text: str) -> tuple[int, ...]:
+    try:
+        ks = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        msg = f"--k {text!r}: expected comma-separated positive integers, e.g. --k 1,3,5,10"
+        raise argparse.ArgumentTypeError(msg) from None
+    if not ks or any(k < 1 for k in ks):
+        msg = f"--k {text!r}: every k must be a positive integer, e.g. --k 1,3,5,10"
+        raise argparse.ArgumentTypeError(msg)
+    return ks
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("results", help="promptfoo eval -o results.json (or results.jsonl)")
+    parser.add_argument("--k", type=_parse_ks, default=(1, 3, 5, 10), help="comma-separated ks (default 1,3,5,10)")
+    parser.add_argument("--format", choices=REPORT_FORMATS, default="table")
+    parser.add_argument(
+        "-o", "--output", metavar="FILE",
+        help="write the report to FILE (replaced whole, never half-written) instead of stdout; "
+        "e.g. --format html -o report.html",
+    )  # fmt: skip
+    parser.add_argument(
+        "--db", metavar="HISTORY", help="with --format html or json: add the mean score per eval from this "
+        "`passhat drift` history (e.g. .passhat/history.db), a drift plot in html",
+    )  # fmt: skip
+    parser.add_argument(
+        "--unattended-runs", type=whole_number("--unattended-runs", 1, "expected a positive whole number, e.g. 7"), metavar="N",
+        help="runs between two looks (7 = daily runs, looked at weekly): adds pass^N and highlights it",
+    )  # fmt: skip
+    parser.add_argument(
+        "--ci-width", type=open_fraction("--ci-width", "0.2"), default=0.2, metavar="W",
+        help="target width of the 95%% interval for 'runs needed' on flaky tasks (default 0.2)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--gate", action="append", default=[], metavar="'METRIC OP NUMBER'",
+        help="exit 1 unless it holds, e.g. 'pass^7>=0.9', 'mean_pass^3>=0.8', 'flaky<=2', 'errors==0', "
+        "'pass_rate>=0.5', 'clean_exit>=0.95' (repeatable)",
+    )  # fmt: skip
+    parser.add_argument("--seed", type=int, default=SEED, help="bootstrap seed (default 0)")
+    parser.add_argument(
+        "--resamples",
+        type=whole_number("--resamples", 1, "expected a positive whole number, e.g. 2000"),
+        default=RESAMPLES,
+        help="bootstrap resamples (default 2000)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    buffer = io.StringIO()
+    out = sys.stdout if args.output is None else buffer
+    code = run_report(
+        args.results, ks=args.k, form=args.format, out=out, unattended_runs=args.unattended_runs,
+        ci_width=args.ci_width, gates=args.gate, seed=args.seed, resamples=args.resamples, history_db=args.db,
+    )  # fmt: skip
+    if args.output is not None:
+        write_atomic(args.output, buffer.getvalue())  # also when a gate failed: the report says which
+    return code

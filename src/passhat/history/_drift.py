@@ -1,0 +1,383 @@
+"""`passhat drift`: append an eval to the score history, then say whether quality fell below its baseline.
+
+The rule (pure functions `sample`, `overall`, `verdict`): a series is (task, provider, metric, judge_version);
+its baseline is its first full batch (every trial scored, n >= 2) or the batch of `--baseline EVAL_ID`.
+A new batch DRIFTS when its mean falls below the baseline mean by more than
+
+  * Z = 2 standard errors of the batch mean, SE = s / sqrt(n) with s the sample standard deviation (n - 1), or
+  * the absolute threshold: `--abs` points on a 1-5 scale, default 0.3. Scores are in 0..1, and 1..5 maps
+    onto 0..1 as (s - 1) / 4, so one point is 1/4 and 0.3 points is 0.3 / 4 = 0.075 in score units.
+
+`falls by more than` is strict (drop > limit). The SE test is skipped when the batch has n < 2 (no s).
+Overall (per provider, metric, judge_version) compares the mean of the task means over the tasks that have a
+baseline: mean = (1/T) * sum(mean_t), SE = (1/T) * sqrt(sum(SE_t^2)). Series with different judge_version are
+never compared: a new judge_version starts a new series, with its own baseline.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from statistics import fmean, stdev
+from typing import Any, Literal
+
+from passhat._errors import PasshatError, ResultsError
+from passhat.history._explain import explain, explain_lines
+from passhat.history._store import (
+    AGGREGATE,
+    DEFAULT_DB,
+    NAMED_PREFIX,
+    ScoreRow,
+    append_batch,
+    appended_at,
+    batch_from_results,
+    eval_order,
+    load_rows,
+    open_history,
+)
+
+Z = 2.0
+SCALE_MIN, SCALE_MAX = 1.0, 5.0
+DEFAULT_ABS_POINTS = 0.3
+Status = Literal["ok", "drift", "baseline", "no-baseline", "unscored"]
+SeriesKey = tuple[str, str, str, str]  # task, provider, metric, judge_version
+Batches = dict[SeriesKey, dict[str, list[ScoreRow]]]  # series -> eval id -> its rows, oldest eval first
+
+
+# --- the rule (pure) --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sample:
+    """n scored trials, their mean and the standard error of the mean (None when n < 2)."""
+
+    n: int
+    mean: float | None
+    se: float | None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    drop: float  # baseline mean - batch mean; positive = worse
+    se_limit: float | None  # Z * SE of the batch mean; None when the batch has n < 2
+    abs_limit: float
+    by_se: bool
+    by_abs: bool
+
+    @property
+    def drifted(self) -> bool:
+        return self.by_se or self.by_abs
+
+
+def abs_threshold(points: float) -> float:
+    """`points` on a 1-5 scale in 0..1 score units: points / (5 - 1); 0.3 -> 0.075."""
+    return points / (SCALE_MAX - SCALE_MIN)
+
+
+def sample(scores: Sequence[float]) -> Sample:
+    """Mean and SE = s / sqrt(n) of the scored trials (s with n - 1 in the denominator)."""
+    n = len(scores)
+    if n == 0:
+        return Sample(0, None, None)
+    return Sample(n, fmean(scores), stdev(scores) / math.sqrt(n) if n >= 2 else None)
+
+
+def overall(samples: Sequence[Sample]) -> Sample:
+    """Mean of task means, SE = sqrt(sum SE_t^2) / T (tasks weigh equally); SE None if any task lacks one."""
+    scored = [s for s in samples if s.mean is not None]
+    if not scored:
+        return Sample(0, None, None)
+    means = [s.mean for s in scored if s.mean is not None]
+    ses = [s.se for s in scored if s.se is not None]
+    se = math.sqrt(sum(se**2 for se in ses)) / len(means) if len(ses) == len(means) else None
+    return Sample(sum(s.n for s in scored), sum(means) / len(means), se)
+
+
+def verdict(baseline: Sample, batch: Sample, abs_limit: float, z: float = Z) -> Verdict:
+    """Drift if the batch mean is below the baseline mean by more than z * SE(batch) or by more than abs_limit."""
+    if baseline.mean is None or batch.mean is None:
+        raise ValueError("verdict needs a scored baseline and a scored batch (n >= 1 each).")
+    drop = baseline.mean - batch.mean
+    se_limit = None if batch.se is None else z * batch.se
+    return Verdict(drop, se_limit, abs_limit, se_limit is not None and drop > se_limit, drop > abs_limit)
+
+
+# --- series -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SeriesResult:
+    task: str  # "(overall)" for the mean over tasks
+    provider: str
+    metric: str
+    judge_version: str
+    status: Status
+    baseline_eval: str | None
+    baseline: Sample | None
+    batch: Sample
+    unscored: int
+    verdict: Verdict | None
+    notes: tuple[str, ...]
+    best: ScoreRow | None = None  # best baseline trial, when drifted
+    worst: ScoreRow | None = None  # worst new trial, when drifted
+
+    @property
+    def name(self) -> str:
+        return f"{self.task} [{self.provider}]"
+
+
+def _full(rows: Sequence[ScoreRow]) -> bool:
+    return len(rows) >= 2 and all(row.score is not None for row in rows)
+
+
+def _scores(rows: Sequence[ScoreRow]) -> list[float]:
+    return [row.score for row in rows if row.score is not None]
+
+
+def analyze(
+    rows: Sequence[ScoreRow], eval_id: str, abs_limit: float, baseline_eval: str | None = None
+) -> list[SeriesResult]:
+    """One SeriesResult per series in `eval_id`, then one "(overall)" per (provider, metric, judge_version).
+
+    `rows` are every stored row of those series (and of their other judge versions), oldest eval first.
+    """
+    batches: Batches = {}
+    for row in rows:
+        key = (row.task, row.provider, row.metric, row.judge_version)
+        batches.setdefault(key, {}).setdefault(row.eval_id, []).append(row)
+    pos: dict[str, int] = {}
+    for row in rows:
+        pos.setdefault(row.eval_id, len(pos))
+    results = [
+        _series(key, batches, pos, eval_id, abs_limit, baseline_eval)
+        for key in sorted(k for k, evals in batches.items() if eval_id in evals)
+    ]
+    groups: dict[tuple[str, str, str], list[SeriesResult]] = {}
+    for result in results:
+        if result.verdict is not None:
+            groups.setdefault((result.provider, result.metric, result.judge_version), []).append(result)
+    for (provider, metric, judge), group in sorted(groups.items()):
+        if len(group) < 2:
+            continue  # one task: its own row already says it
+        base = overall([r.baseline for r in group if r.baseline is not None])
+        new = overall([r.batch for r in group])
+        check = verdict(base, new, abs_limit)
+        status: Status = "drift" if check.drifted else "ok"
+        key = ("(overall)", provider, metric, judge)
+        results.append(SeriesResult(*key, status, None, base, new, 0, check, (f"mean of {len(group)} task means",)))
+    return results
+
+
+def _judge_note(key: SeriesKey, batches: Batches, pos: dict[str, int], now: int) -> str | None:
+    """Say so when this series' judge_version first appears after batches under another judge_version."""
+    if any(pos[e] < now for e in batches[key]):
+        return None
+    others = (k for k, evals in batches.items() if k[:3] == key[:3] and k != key and any(pos[e] < now for e in evals))
+    olds = sorted({k[3] for k in others})
+    if not olds:
+        return None
+    old = ", ".join(olds)
+    return f"judge_version {key[3]} is new (was {old}): a new series with its own baseline, never compared with {old}"
+
+
+def _series(
+    key: SeriesKey, batches: Batches, pos: dict[str, int], eval_id: str, abs_limit: float, baseline_eval: str | None
+) -> SeriesResult:
+    evals = batches[key]
+    new_rows = evals[eval_id]
+    batch = sample(_scores(new_rows))
+    judge_note = _judge_note(key, batches, pos, pos[eval_id])
+    notes = [judge_note] if judge_note else []
+    if baseline_eval is not None:
+        base_id = baseline_eval if baseline_eval in evals else None
+        missing = f"not in --baseline eval {baseline_eval}; not compared"
+    else:
+        base_id = next((e for e, rs in evals.items() if _full(rs)), None)
+        missing = "no full batch yet (every trial scored, n >= 2) to be its baseline; not compared"
+    unscored = len(new_rows) - batch.n
+    if unscored:
+        notes.append(f"{unscored} of {len(new_rows)} trials unscored (infra error or no {key[2]}), left out")
+    if batch.n == 0:
+        return SeriesResult(*key, "unscored", base_id, None, batch, unscored, None, (*notes, "no scored trial"))
+    if base_id is None:
+        return SeriesResult(*key, "no-baseline", None, None, batch, unscored, None, (*notes, missing))
+    if base_id == eval_id:
+        notes.append("this eval is the baseline, nothing to compare yet")
+        return SeriesResult(*key, "baseline", eval_id, batch, batch, unscored, None, tuple(notes))
+    base_rows = evals[base_id]
+    base = sample(_scores(base_rows))
+    if base.n == 0:
+        notes.append(f"baseline eval {base_id} has no scored trial; not compared")
+        return SeriesResult(*key, "no-baseline", base_id, base, batch, unscored, None, tuple(notes))
+    models = (_models(base_rows), _models(new_rows))
+    if models[0] != models[1]:
+        notes.append(f"model changed: {models[0]} -> {models[1]}")
+    check = verdict(base, batch, abs_limit)
+    if not check.drifted:
+        return SeriesResult(*key, "ok", base_id, base, batch, unscored, check, tuple(notes))
+    # Ties: the first in row order (max/min keep the first of equal keys).
+    best = max((r for r in base_rows if r.score is not None), key=lambda r: r.score or 0.0)
+    worst = min((r for r in new_rows if r.score is not None), key=lambda r: r.score or 0.0)
+    return SeriesResult(*key, "drift", base_id, base, batch, unscored, check, tuple(notes), best, worst)
+
+
+def _models(rows: Sequence[ScoreRow]) -> str:
+    return ", ".join(sorted({row.model or "unknown" for row in rows}))
+
+
+# --- output -----------------------------------------------------------------------------------------------------
+
+
+def _f(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _reasons(v: Verdict) -> str:
+    parts = [f"> 2xSE {v.se_limit:.3f}"] if v.by_se and v.se_limit is not None else []
+    parts += [f"> abs {v.abs_limit:.3f}"] if v.by_abs else []
+    return ", ".join(parts)
+
+
+def format_table(results: Sequence[SeriesResult], head: Sequence[str], explains: Sequence[dict[str, Any]]) -> str:
+    header = ["task", "provider", "judge", "baseline", "n0", "mean0", "n", "mean", "drop", "2xSE", "status"]
+    body = [
+        [
+            r.task,
+            r.provider,
+            r.judge_version,
+            r.baseline_eval or "-",
+            str(r.baseline.n) if r.baseline else "-",
+            _f(r.baseline.mean if r.baseline else None),
+            str(r.batch.n),
+            _f(r.batch.mean),
+            _f(r.verdict.drop if r.verdict else None),
+            _f(r.verdict.se_limit if r.verdict else None),
+            r.status.upper() if r.status == "drift" else r.status,
+        ]
+        for r in results
+    ]
+    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+    right = set(range(4, 10))
+    table = [
+        "  ".join(
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=False))
+        ).rstrip()
+        for row in [header, ["-" * w for w in widths], *body]
+    ]
+    lines = [*head, "", *table, ""]
+    for r in results:
+        if r.status == "drift" and r.verdict:
+            lines.append(
+                f"DRIFT {r.name}: mean {_f(r.baseline.mean if r.baseline else None)} -> "
+                f"{_f(r.batch.mean)}, drop {r.verdict.drop:.3f} ({_reasons(r.verdict)})."
+            )
+    notes: dict[str, list[str]] = {}  # the same note for several series is said once
+    for r in results:
+        for note in r.notes if r.task != "(overall)" else ():
+            notes.setdefault(note, []).append(r.name)
+    lines += [f"Note: {note}: {', '.join(names)}." for note, names in notes.items()]
+    drifted = [r.name for r in results if r.status == "drift"]
+    lines.append(f"Drift in {len(drifted)}: {', '.join(drifted)}." if drifted else "No drift.")
+    for e in explains:
+        lines += ["", *explain_lines(e)]
+    return "\n".join(lines)
+
+
+def _series_json(r: SeriesResult) -> dict[str, Any]:
+    return {
+        "task": r.task,
+        "provider": r.provider,
+        "metric": r.metric,
+        "judge_version": r.judge_version,
+        "status": r.status,
+        "drift": r.status == "drift",
+        "baseline_eval": r.baseline_eval,
+        "baseline": asdict(r.baseline) if r.baseline else None,
+        "batch": asdict(r.batch),
+        "unscored": r.unscored,
+        "verdict": {**asdict(r.verdict), "drifted": r.verdict.drifted} if r.verdict else None,
+        "notes": list(r.notes),
+    }
+
+
+# --- the command ------------------------------------------------------------------------------------------------
+
+
+def run_drift(
+    results: str | Path,
+    *,
+    db: str | Path = DEFAULT_DB,
+    metric: str | None = None,
+    baseline: str | None = None,
+    abs_points: float = DEFAULT_ABS_POINTS,
+    fail_on_drift: bool = False,
+    fmt: Literal["table", "json"] = "table",
+) -> int:
+    """Validate, append (once per evalId), analyze, print. 1 on drift with fail_on_drift, else 0."""
+    batch = batch_from_results(results)  # every results-file problem surfaces before the db is touched
+    key = AGGREGATE if metric is None else NAMED_PREFIX + metric
+    if not any(row.metric == key for row in batch.rows):
+        names = sorted({row.metric[len(NAMED_PREFIX) :] for row in batch.rows if row.metric != AGGREGATE})
+        msg = (
+            f"{results}: no row has namedScores.{metric}; names there: {', '.join(names) or 'none'}; "
+            "pass one of them to --metric, or drop --metric to use the row's score"
+        )
+        raise ResultsError(msg)
+    conn = open_history(db)
+    try:  # one transaction appends; the reads after it see the eval whether it was just appended or not
+        if baseline is not None and baseline != batch.eval_id and appended_at(conn, baseline) is None:
+            known = eval_order(conn)
+            shown = ", ".join(known[-5:]) or "none"
+            raise PasshatError(f"--baseline {baseline}: no such eval in {db} (latest: {shown}); pass one of them")
+        appended = append_batch(conn, db, batch)
+        pairs = sorted({(row.task, row.provider) for row in batch.rows})
+        rows = load_rows(conn, key, pairs)
+        when = appended_at(conn, batch.eval_id)
+    except sqlite3.Error as error:
+        raise PasshatError(f"{db}: reading the history failed ({error}); move it aside or pass another --db") from None
+    finally:
+        conn.close()
+    abs_limit = abs_threshold(abs_points)
+    series = analyze(rows, batch.eval_id, abs_limit, baseline)
+    explains = [explain(r.best, r.worst) for r in series if r.best is not None and r.worst is not None]
+    trials = len({row.row_index for row in batch.rows})
+    said = (
+        f"appended eval {batch.eval_id} ({trials} trials) to {db}"
+        if appended
+        else f"eval {batch.eval_id} is already in {db} (appended {when}); not appended again"
+    )
+    rule = (
+        f"metric {key}; drift = batch mean below the baseline mean by more than {Z:g}xSE of the batch mean, "
+        f"or by more than {abs_limit:.4f} ({abs_points:g} points on a 1-5 scale / 4)"
+    )
+    drifted = [r.name for r in series if r.status == "drift"]
+    if fmt == "json":
+        print(
+            json.dumps(
+                {
+                    "eval_id": batch.eval_id,
+                    "db": str(db),
+                    "appended": appended,
+                    "metric": key,
+                    "z": Z,
+                    "abs_points": abs_points,
+                    "abs_threshold": abs_limit,
+                    "baseline": baseline,
+                    "series": [_series_json(r) for r in series],
+                    "drifted": drifted,
+                    "explain": explains,
+                },
+                indent=2,
+            )
+        )
+    else:
+        print(format_table(series, [said[0].upper() + said[1:] + ".", rule + "."], explains))
+    if drifted and fail_on_drift:
+        print(f"passhat: drift in {', '.join(drifted)}; exit 1 (--fail-on-drift)", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,305 @@
+"""Fold trials into per-(task, provider) summaries and per-provider suite figures. Pure: no I/O.
+
+`fold()` consumes an iterable of trials once and keeps only counts, costs and durations per group,
+so it works on a streamed 100,000-row file (and two folds of a file's halves `merge()` exactly);
+`finish()` turns the totals into TaskSummary figures; `summarize()` is both. n counts the trials
+that ended without an infra error, c the passes among them; infra errors are counted apart and
+shown, never turned into failures.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from statistics import fmean
+from typing import ClassVar
+
+from passhat.results._rows import Trial
+from passhat.stats import _suite as suite_stats
+from passhat.stats._estimators import (
+    nearest_rank,
+    pass_at_k,
+    pass_hat_k,
+    runs_needed,
+    wilson_interval,
+)
+
+
+@dataclass(frozen=True)
+class TaskSummary:
+    """The figures for one task run by one provider. Keys of the k dicts are str(k)."""
+
+    task: str
+    provider: str
+    n: int
+    passes: int
+    errors: int
+    pass_at_k: dict[str, float | None]
+    pass_hat_k: dict[str, float | None]
+    mean_cost_usd: float | None
+    cost_per_success_usd: float | None
+    mean_turns: float | None
+    tier: str | None = None
+    wilson_95: tuple[float, float] | None = None
+    mean_duration_ms: float | None = None
+    p90_duration_ms: float | None = None
+    clean_exits: int = 0
+    health_reported: int = 0  # scored trials whose provider reported is_error / status
+    runs_needed: int | None = None  # flaky tasks only: more trials for a narrow enough interval
+    unscored: int = 0  # judge could not be read: outside n, like errors, but shown apart
+    judged: int = 0  # rows an LLM judge graded (the report then adds the judge's table)
+    duplicate_repeats: tuple[int, ...] = ()  # repeat indexes seen more than once (a merge or resume gone wrong)
+    missing_repeats: tuple[int, ...] = ()  # gaps in 0..max repeat index (e.g. --retry-errors without --repeat)
+
+    @property
+    def flaky(self) -> bool:
+        """Passed some trials and failed others: 0 < c < n."""
+        return 0 < self.passes < self.n
+
+    @property
+    def pass_rate(self) -> float | None:
+        """c / n (= pass@1 = pass^1), None when n == 0."""
+        return self.passes / self.n if self.n else None
+
+    @property
+    def pass_at_1(self) -> float | None:
+        return self.pass_rate
+
+    @property
+    def clean_exit_rate(self) -> float | None:
+        """Share of the scored trials that reported health and exited cleanly."""
+        return self.clean_exits / self.health_reported if self.health_reported else None
+
+
+@dataclass
+class _Group:
+    """Running totals for one (task, provider); a trial's other details are dropped after folding.
+
+    Costs and durations are kept as lists, in file order, and summed exactly (fsum) at the end: the
+    figures do not depend on how the file was split to be read.
+    """
+
+    task: str
+    provider: str
+    tier: str | None = None
+    n: int = 0
+    passes: int = 0
+    errors: int = 0
+    costs: list[float] = field(default_factory=list)  # every trial's, infra errors too: they were paid for
+    scored_costs: list[float] = field(default_factory=list)
+    turn_sum: int = 0
+    turns: int = 0
+    durations: list[float] = field(default_factory=list)
+    clean_exits: int = 0
+    health_reported: int = 0
+    unscored: int = 0
+    judged: int = 0
+    repeats: list[int] = field(default_factory=list)
+    COUNTS: ClassVar[tuple[str, ...]] = (
+        "n",
+        "passes",
+        "errors",
+        "turn_sum",
+        "turns",
+        "clean_exits",
+        "health_reported",
+        "unscored",
+        "judged",
+    )
+    LISTS: ClassVar[tuple[str, ...]] = ("costs", "scored_costs", "durations", "repeats")
+
+    def add(self, trial: Trial) -> None:
+        if self.tier is None:
+            self.tier = trial.tier
+        if trial.cost_usd is not None:
+            self.costs.append(trial.cost_usd)
+        if trial.repeat_index is not None:
+            self.repeats.append(trial.repeat_index)
+        self.judged += trial.judged
+        if trial.infra_error:
+            self.errors += 1
+            return
+        if trial.unscored:
+            self.unscored += 1
+            return
+        self.n += 1
+        self.passes += trial.passed
+        if trial.cost_usd is not None:
+            self.scored_costs.append(trial.cost_usd)
+        if trial.turns is not None:  # an infra error's turns are not the agent's behaviour
+            self.turn_sum += trial.turns
+            self.turns += 1
+        if trial.duration_ms is not None:
+            self.durations.append(trial.duration_ms)
+        if trial.clean_exit is not None:
+            self.health_reported += 1
+            self.clean_exits += trial.clean_exit
+
+    def summary(self, ks: Sequence[int], ci_width: float) -> TaskSummary:
+        n, c = self.n, self.passes
+        return TaskSummary(
+            task=self.task,
+            provider=self.provider,
+            n=n,
+            passes=c,
+            errors=self.errors,
+            pass_at_k={str(k): pass_at_k(n, c, k) for k in ks},
+            pass_hat_k={str(k): pass_hat_k(n, c, k) for k in ks},
+            mean_cost_usd=math.fsum(self.costs) / len(self.costs) if self.costs else None,
+            cost_per_success_usd=math.fsum(self.scored_costs) / c if c and self.scored_costs else None,
+            mean_turns=self.turn_sum / self.turns if self.turns else None,
+            tier=self.tier,
+            wilson_95=wilson_interval(n, c),
+            mean_duration_ms=math.fsum(self.durations) / len(self.durations) if self.durations else None,
+            p90_duration_ms=nearest_rank(self.durations, 90),
+            clean_exits=self.clean_exits,
+            health_reported=self.health_reported,
+            runs_needed=runs_needed(n, c, ci_width) if 0 < c < n else None,
+            unscored=self.unscored,
+            judged=self.judged,
+            duplicate_repeats=tuple(sorted(r for r, seen in Counter(self.repeats).items() if seen > 1)),
+            missing_repeats=tuple(sorted(set(range(max(self.repeats) + 1)) - set(self.repeats)))
+            if self.repeats
+            else (),
+        )
+
+
+Groups = dict[tuple[str, str], "_Group"]
+
+
+def fold(trials: Iterable[Trial], groups: Groups | None = None) -> Groups:
+    """Running totals per (task, provider), added to `groups` (a new dict by default). Reads `trials` once."""
+    groups = {} if groups is None else groups
+    for trial in trials:
+        key = (trial.task, trial.provider)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = _Group(trial.task, trial.provider)
+        group.add(trial)
+    return groups
+
+
+def merge(first: Groups, second: Groups) -> Groups:
+    """The totals of two consecutive parts of one file (`first` comes first: its tier wins)."""
+    merged = dict(first)
+    for key, group in second.items():
+        if key not in merged:
+            merged[key] = group
+            continue
+        into = merged[key] = copy.copy(merged[key])
+        into.tier = into.tier if into.tier is not None else group.tier
+        for name in _Group.COUNTS + _Group.LISTS:
+            setattr(into, name, getattr(into, name) + getattr(group, name))
+    return merged
+
+
+def finish(groups: Groups, ks: Sequence[int], ci_width: float = 0.2) -> list[TaskSummary]:
+    """One TaskSummary per (task, provider), sorted by task then provider."""
+    return [groups[key].summary(ks, ci_width) for key in sorted(groups)]
+
+
+def summarize(trials: Iterable[Trial], ks: Sequence[int], ci_width: float = 0.2) -> list[TaskSummary]:
+    """One TaskSummary per (task, provider), sorted by task then provider. Reads `trials` once."""
+    return finish(fold(trials), ks, ci_width)
+
+
+@dataclass(frozen=True)
+class KFigure:
+    """Mean pass^k over the tasks where it is defined (n >= k), with its cluster-bootstrap interval."""
+
+    mean: float | None
+    interval: tuple[float, float] | None
+    tasks: int  # tasks with n >= k
+    undefined: tuple[str, ...]  # tasks with n < k
+
+
+@dataclass(frozen=True)
+class TierFigure:
+    tier: str
+    tasks: int
+    flaky: int
+    all_pass: int
+    mean_pass_hat_k: dict[str, float | None]
+
+
+@dataclass(frozen=True)
+class ProviderSuite:
+    """Suite figures for one provider: its tasks are the suite."""
+
+    provider: str
+    tasks: tuple[TaskSummary, ...]
+    pass_hat_k: dict[str, KFigure]
+    icc1: float | None
+    tiers: tuple[TierFigure, ...]
+
+    @property
+    def flaky(self) -> list[TaskSummary]:
+        return [s for s in self.tasks if s.flaky]
+
+    @property
+    def all_pass(self) -> list[TaskSummary]:
+        return [s for s in self.tasks if s.n and s.passes == s.n]
+
+    @property
+    def never_pass(self) -> list[TaskSummary]:
+        return [s for s in self.tasks if s.n and s.passes == 0]
+
+    @property
+    def unscored(self) -> list[TaskSummary]:
+        return [s for s in self.tasks if s.n == 0]
+
+    @property
+    def errors(self) -> int:
+        return sum(s.errors for s in self.tasks)
+
+
+TIERS = ("simple", "medium", "complex", "very-complex")
+
+
+def _tier_order(tier: str) -> tuple[int, str]:
+    return (TIERS.index(tier) if tier in TIERS else len(TIERS), tier)
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    known = [value for value in values if value is not None]
+    return fmean(known) if known else None
+
+
+def provider_suites(
+    summaries: Sequence[TaskSummary],
+    ks: Sequence[int],
+    *,
+    resamples: int = suite_stats.RESAMPLES,
+    seed: int = suite_stats.SEED,
+) -> list[ProviderSuite]:
+    """One ProviderSuite per provider, in name order."""
+    suites = []
+    for provider in sorted({s.provider for s in summaries}):
+        tasks = tuple(s for s in summaries if s.provider == provider)
+        counts = [(s.n, s.passes) for s in tasks]
+        intervals = suite_stats.mean_pass_hat_k_intervals(counts, ks, resamples=resamples, seed=seed)
+        figures = {
+            str(k): KFigure(
+                mean=suite_stats.mean_pass_hat_k(counts, k),
+                interval=intervals[k],
+                tasks=sum(n >= k for n, _ in counts),
+                undefined=tuple(s.task for s in tasks if s.n < k),
+            )
+            for k in ks
+        }
+        tiers = tuple(
+            TierFigure(
+                tier=tier,
+                tasks=len(members),
+                flaky=sum(s.flaky for s in members),
+                all_pass=sum(bool(s.n) and s.passes == s.n for s in members),
+                mean_pass_hat_k={str(k): _mean(s.pass_hat_k[str(k)] for s in members) for k in ks},
+            )
+            for tier in sorted({s.tier for s in tasks if s.tier is not None}, key=_tier_order)
+            for members in [[s for s in tasks if s.tier == tier]]
+        )
+        suites.append(ProviderSuite(provider, tasks, figures, suite_stats.icc1(counts), tiers))
+    return suites

@@ -1,0 +1,205 @@
+"""The Promptfoo provider: one Claude Code trial in a fresh sandbox per call.
+
+promptfooconfig.yaml:  providers: [{id: file://providers/claude_code.py, config: {...}}]
+Each call: base (cached) → sandbox copy → Claude Code → patch + transcript on disk →
+`output` (final text), `cost`, `tokenUsage`, `metadata` (the trial record, artifact paths).
+An infrastructure failure returns Promptfoo's `error`, never a failed output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from passhat._errors import PasshatError, SandboxError
+
+if TYPE_CHECKING:
+    from passhat.tasks._load import Task
+
+_TASKS: dict[Path, Task] = {}
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    task_id: str
+    task_version: str
+    repeat_index: int
+    status: str
+    subtype: str | None
+    is_error: bool
+    num_turns: int | None
+    duration_ms: int | None
+    duration_api_ms: int | None
+    wall_s: float
+    cost_usd: float | None
+    usage: dict | None
+    session_id: str | None
+    permission_denials: int
+    changed_paths: tuple[str, ...]
+    base_dir: str
+    task_dir: str
+    trial_dir: str
+    patch_path: str
+    transcript_path: str
+    model: str | None
+    error: str | None
+    confinement: str = "none"  # "bwrap", or "none: <what an unconfined agent can reach>"
+
+
+def _task(task_dir: Path) -> Task:
+    from passhat.tasks._load import load_task
+
+    if task_dir not in _TASKS:
+        _TASKS[task_dir] = load_task(task_dir)
+    return _TASKS[task_dir]
+
+
+def _inject_claude_md(source: Path, workdir: Path) -> bytes:
+    content = source.read_bytes()
+    (workdir / "CLAUDE.md").write_bytes(content)
+    return content
+
+
+def _restore_claude_md(workdir: Path, base_path: Path, injected: bytes) -> None:
+    """The injected context file is ours, not the agent's: keep it out of the patch unless edited."""
+    target = workdir / "CLAUDE.md"
+    if target.is_file() and not target.is_symlink() and target.read_bytes() == injected:  # never write through a link
+        original = base_path / "CLAUDE.md"
+        if original.is_file():
+            shutil.copyfile(original, target)
+        else:
+            target.unlink()
+
+
+def _token_usage(usage: dict | None) -> dict:
+    usage = usage or {}
+    prompt = int(usage.get("input_tokens") or 0)
+    completion = int(usage.get("output_tokens") or 0)
+    cached = int(usage.get("cache_read_input_tokens") or 0)
+    return {"prompt": prompt, "completion": completion, "cached": cached, "total": prompt + completion}
+
+
+def _write_json(path: Path, payload: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(payload, indent=2, default=str))
+    os.replace(tmp, path)
+
+
+def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
+    from passhat.trial._agent import bundled_cli, cli_environment, run_agent
+    from passhat.trial._config import model_endpoint, parse_config
+    from passhat.trial._isolation import (
+        bwrap_arguments,
+        confinement,
+        reset_git_dir,
+        warn_if_unconfined,
+    )
+    from passhat.trial._sandbox import collect_outcome, copy_tree, prepare_base
+
+    config = parse_config(raw_config)
+    confined = confinement(config.isolation)
+    warn_if_unconfined(confined)
+    variables = context.get("vars") or {}
+    task_id = str(variables.get("task_id") or "")
+    if not task_id:
+        msg = "test vars: 'task_id' is missing; generate tests with tasks/tests.py or set vars.task_id"
+        raise PasshatError(msg)
+    task_dir = Path(variables.get("task_dir") or config.tasks_dir / task_id).resolve()
+    task = _task(task_dir)
+    repeat_index = int(context.get("repeatIndex") or 0)
+    eval_id = str(context.get("evaluationId") or "adhoc")
+    name = f"r{repeat_index:03d}-{uuid.uuid4().hex[:8]}"
+    trial_dir = config.artifacts_dir / eval_id / task.id / name
+    sandbox = config.state_dir / "sandboxes" / f"{task.id}-{name}"
+    workdir, home, tmp = sandbox / "work", sandbox / "home", sandbox / "tmp"
+    for folder in (trial_dir, home, tmp):
+        folder.mkdir(parents=True, exist_ok=True)
+
+    try:
+        base = prepare_base(task, config.state_dir / "cache")
+        copy_tree(base.path, workdir)
+        injected = _inject_claude_md(config.claude_md, workdir) if config.claude_md else None
+        env = cli_environment(config, home, tmp, workdir, model_endpoint(config, task.id, repeat_index))
+        bwrap = None
+        if confined.bwrap:  # writable: this trial's folders; hidden: the state dir (all else in it), the tasks
+            view = bwrap_arguments(
+                workdir,
+                (workdir, home, tmp),
+                (config.state_dir, config.tasks_dir, task.dir),
+                env["PATH"],
+                bundled_cli(),
+            )
+            bwrap = (confined.bwrap, view)
+        run = run_agent(prompt, config, workdir, env, trial_dir, bwrap)
+        if injected is not None:
+            _restore_claude_md(workdir, base.path, injected)
+        reset_git_dir(workdir, base.path)  # the agent's git config and hooks never run outside the sandbox
+        outcome = collect_outcome(workdir, base)
+    except SandboxError as error:
+        return {
+            "error": f"infrastructure error (sandbox) in task {task.id}: {error}",
+            "metadata": {"task_id": task.id, "repeat_index": repeat_index, "status": "infra_error"},
+        }
+    finally:
+        if not config.keep_sandbox:
+            shutil.rmtree(sandbox, ignore_errors=True)
+
+    patch_path = trial_dir / "patch.diff"
+    patch_path.write_bytes(outcome.patch)
+    record = TrialRecord(
+        task_id=task.id,
+        task_version=task.version,
+        repeat_index=repeat_index,
+        status=run.status,
+        subtype=run.subtype,
+        is_error=run.is_error,
+        num_turns=run.num_turns,
+        duration_ms=run.duration_ms,
+        duration_api_ms=run.duration_api_ms,
+        wall_s=run.wall_s,
+        cost_usd=run.total_cost_usd,
+        usage=run.usage,
+        session_id=run.session_id,
+        permission_denials=run.permission_denials,
+        changed_paths=outcome.changed_paths,
+        base_dir=str(base.path),
+        task_dir=str(task.dir),
+        trial_dir=str(trial_dir),
+        patch_path=str(patch_path),
+        transcript_path=str(trial_dir / "transcript.jsonl"),
+        model=config.model,
+        error=run.error,
+        confinement=confined.label,
+    )
+    metadata = asdict(record)
+    metadata["changed_paths"] = list(outcome.changed_paths)
+    _write_json(trial_dir / "trial.json", metadata)
+
+    response: dict = {
+        "cost": run.total_cost_usd or 0.0,
+        "tokenUsage": _token_usage(run.usage),
+        "metadata": metadata,
+        "latencyMs": int(run.wall_s * 1000),
+    }
+    if run.session_id:
+        response["sessionId"] = run.session_id
+    if run.status == "infra_error":
+        response["error"] = f"infrastructure error in task {task.id} trial {repeat_index}: {run.error}"
+    else:
+        response["output"] = run.output
+    return response
+
+
+def call_api(prompt: str, options: dict, context: dict) -> dict:
+    """Promptfoo's entry point. Bad configuration is a one-line `error`, never a traceback."""
+    try:
+        return run_trial(prompt, (options or {}).get("config") or {}, context or {})
+    except PasshatError as error:
+        print(f"passhat: error: {error}", file=sys.stderr)
+        return {"error": f"passhat: {error}"}

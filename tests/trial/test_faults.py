@@ -1,0 +1,107 @@
+"""The fault matrix, end to end with the real CLI: every fault ends within its deadline as an
+infrastructure error or an agent failure, never a silent failed output; nothing is left behind.
+
+Infra errors (model API failure after the CLI's retries, CLI crash) come back as Promptfoo's `error`.
+A trial past passhat's wall-clock deadline is an agent failure (`timeout`), as DESIGN.md defines.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from passhat.trial._provider import call_api
+
+GRACE_S = 20  # CLI start-up and teardown on a busy 2-core machine
+
+
+def trial(tmp_path, fake_model, script, repeat=0, **config):
+    options = {
+        "config": {
+            "basePath": str(ROOT),
+            "state_dir": str(tmp_path / "state"),
+            "fake_model_url": fake_model.url,
+            "fake_script": script,
+            "timeout_s": 60,
+            **config,
+        }
+    }
+    started = time.monotonic()
+    response = call_api(
+        "Fix the bug.", options, {"vars": {"task_id": "py-median"}, "repeatIndex": repeat, "evaluationId": "f"}
+    )
+    return response, time.monotonic() - started
+
+
+def assert_nothing_left(tmp_path, response):
+    sandboxes = tmp_path / "state" / "sandboxes"
+    assert not sandboxes.exists() or list(sandboxes.iterdir()) == []
+    pid_file = Path(response["metadata"]["trial_dir"]) / "cli.pid" if "trial_dir" in response["metadata"] else None
+    for pid in map(int, pid_file.read_text().split()) if pid_file and pid_file.exists() else []:
+        with pytest.raises(ProcessLookupError):
+            os.killpg(pid, 0)
+
+
+@pytest.mark.parametrize(
+    ("script", "config", "status", "infra"),
+    [
+        pytest.param("error:500", {"max_retries": 1}, "infra_error", True, id="http-500-after-retries"),
+        pytest.param("oracle+outage:1", {}, "infra_error", True, id="outage-no-retry"),
+        pytest.param("rate-limit:2", {}, "ok", False, id="429-retry-after-then-ok"),
+        pytest.param("cut:1", {"max_retries": 2}, "ok", False, id="stream-cut-once-then-ok"),
+        pytest.param("cut:99", {"max_retries": 1}, "infra_error", True, id="stream-cut-always"),
+        pytest.param(
+            "hang", {"api_timeout_s": 2, "max_retries": 0}, "infra_error", True, id="server-hangs-api-timeout"
+        ),
+        pytest.param("hang", {"timeout_s": 4}, "timeout", False, id="server-hangs-past-deadline"),
+        pytest.param("oracle", {"max_turns": 1}, "max_turns", False, id="max-turns"),
+    ],
+)
+def test_fault_matrix(tmp_path, fake_model, script, config, status, infra):
+    response, wall = trial(tmp_path, fake_model, script, **config)
+    assert wall < config.get("timeout_s", 60) + GRACE_S
+    assert response["metadata"]["status"] == status
+    if infra:
+        assert "output" not in response and response["error"].startswith("infrastructure error in task py-median")
+    else:
+        assert "error" not in response and isinstance(response["output"], str)
+    if status == "ok":
+        assert response["metadata"]["changed_paths"] == ["stats_utils/median.py"]  # the retry really recovered
+    assert_nothing_left(tmp_path, response)
+
+
+def test_http_500_is_retried_by_the_cli_before_it_gives_up(tmp_path, fake_model):
+    trial(tmp_path, fake_model, "error:500", repeat=7, max_retries=2)
+    assert fake_model.requests_seen(("py-median", 7, "error:500")) == 3  # 1 try + 2 retries
+
+
+def test_cli_killed_mid_trial_is_an_infra_error(tmp_path, fake_model):
+    killed = []
+
+    def kill_when_running():
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            pid_files = list((tmp_path / "state" / "artifacts").glob("f/py-median/*/cli.pid"))
+            if pid_files and pid_files[0].read_text().strip():
+                time.sleep(1.0)  # the CLI is waiting on the slow model
+                pid = int(pid_files[0].read_text().split()[-1])
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_when_running)
+    killer.start()
+    response, wall = trial(tmp_path, fake_model, "slow:10")
+    killer.join()
+    assert killed, "the CLI never started"
+    assert wall < 10  # did not wait for the slow model: the crash ended the trial
+    assert response["metadata"]["status"] == "infra_error"
+    assert "error" in response and "exit code -9" in response["error"]
+    assert_nothing_left(tmp_path, response)

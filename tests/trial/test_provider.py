@@ -1,0 +1,167 @@
+"""The provider through the real Agent SDK and bundled Claude Code CLI, against the scripted model."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from passhat._errors import PasshatError
+from passhat.trial._config import model_endpoint, parse_config
+from passhat.trial._provider import call_api
+
+
+def _call(tmp_path, fake_model, task_id="py-median", repeat=0, **config):
+    options = {
+        "config": {
+            "basePath": str(ROOT),
+            "state_dir": str(tmp_path / "state"),
+            "fake_model_url": fake_model.url,
+            **config,
+        }
+    }
+    return call_api("Fix the bug.", options, {"vars": {"task_id": task_id}, "repeatIndex": repeat, "evaluationId": "t"})
+
+
+def _live_process_groups(trial_dir) -> list[int]:
+    """Process groups the launcher recorded for this trial that still have a member."""
+    alive = []
+    for pid in map(int, (Path(trial_dir) / "cli.pid").read_text().split()):
+        try:
+            os.killpg(pid, 0)
+        except ProcessLookupError:
+            continue
+        alive.append(pid)
+    return alive
+
+
+def test_oracle_trial_records_the_solution_as_its_patch(tmp_path, fake_model):
+    response = _call(tmp_path, fake_model, repeat=3)
+    meta = response["metadata"]
+    assert "error" not in response
+    assert response["output"].startswith("Done. I changed 1 file(s): stats_utils/median.py")
+    assert meta["status"] == "ok" and meta["subtype"] == "success" and meta["is_error"] is False
+    assert meta["task_id"] == "py-median" and meta["repeat_index"] == 3
+    assert meta["changed_paths"] == ["stats_utils/median.py"]
+    assert meta["num_turns"] >= 3  # Read, Edit, summary
+    assert response["cost"] == meta["cost_usd"] > 0
+    assert response["tokenUsage"]["total"] > 0
+    patch = Path(meta["patch_path"]).read_text()
+    assert "+    return (ordered[middle - 1] + ordered[middle]) / 2" in patch
+    assert '"type": "ResultMessage"' in Path(meta["transcript_path"]).read_text()
+    assert not (tmp_path / "state" / "sandboxes").exists() or not any((tmp_path / "state" / "sandboxes").iterdir())
+
+
+def test_noop_trial_changes_nothing(tmp_path, fake_model):
+    response = _call(tmp_path, fake_model, fake_script="noop")
+    assert response["metadata"]["status"] == "ok"
+    assert response["metadata"]["changed_paths"] == []
+    assert Path(response["metadata"]["patch_path"]).read_bytes() == b""
+
+
+def test_deadline_kills_the_cli_and_marks_a_timeout(tmp_path, fake_model):
+    response = _call(tmp_path, fake_model, timeout_s=0.3)
+    meta = response["metadata"]
+    assert "error" not in response  # a timeout is the agent's failure, not infrastructure
+    assert meta["status"] == "timeout" and meta["subtype"] == "timeout"
+    assert (Path(meta["trial_dir"]) / "cli.pid").read_text().strip()  # the CLI did start
+    assert _live_process_groups(meta["trial_dir"]) == []
+
+
+def test_claude_md_variant_reaches_the_model_but_not_the_patch(tmp_path, fake_model):
+    context = tmp_path / "terse.md"
+    context.write_text("Always answer tersely. passhat-context-marker-42\n")
+    response = _call(tmp_path, fake_model, claude_md=str(context))
+    sent = [str(r["body"]) for r in fake_model.requests if r["task_id"] == "py-median"]
+    assert any("passhat-context-marker-42" in body for body in sent)
+    assert response["metadata"]["changed_paths"] == ["stats_utils/median.py"]
+
+
+def test_append_system_prompt_reaches_the_model(tmp_path, fake_model):
+    _call(tmp_path, fake_model, fake_script="noop", append_system_prompt="passhat-append-marker-7")
+    assert any("passhat-append-marker-7" in str(r["body"].get("system")) for r in fake_model.requests)
+
+
+def test_the_agent_runs_with_claude_codes_own_system_prompt(tmp_path, fake_model):
+    _call(tmp_path, fake_model, fake_script="noop")
+    system = str(fake_model.requests[-1]["body"].get("system"))
+    assert len(system) > 2000  # the SDK alone would send a one-line prompt, not Claude Code's
+
+
+def test_max_turns_is_an_agent_failure_not_infrastructure(tmp_path, fake_model):
+    response = _call(tmp_path, fake_model, max_turns=1)  # the oracle needs Read, Edit, then a summary
+    assert "error" not in response
+    assert response["metadata"]["status"] == "max_turns"
+    assert response["metadata"]["subtype"] == "error_max_turns"
+
+
+def test_without_claude_md_no_project_settings_leak_in(tmp_path, fake_model):
+    _call(tmp_path, fake_model, fake_script="noop")
+    sent = [str(r["body"]) for r in fake_model.requests]
+    assert sent and not any("passhat-context-marker-42" in body for body in sent)
+
+
+def test_the_cli_sees_a_scrubbed_environment(tmp_path, fake_model, monkeypatch):
+    monkeypatch.setenv("PASSHAT_TEST_SECRET", "do-not-leak")
+    response = _call(tmp_path, fake_model, fake_script="noop", env={"VISIBLE_FLAG": "1"})
+    launcher_dir = tmp_path / "state" / "launchers"
+    launcher = next(launcher_dir.iterdir()).read_text()
+    assert "/usr/bin/env -i" in launcher and "setsid" in launcher
+    assert "PASSHAT_TEST_SECRET" not in launcher and "VISIBLE_FLAG" in launcher
+    assert "passhat-scripted-model" not in launcher  # values (keys!) never land on disk
+    assert response["metadata"]["status"] == "ok"
+
+
+def test_api_failure_is_an_infrastructure_error_not_a_failed_output(tmp_path, fake_model):
+    response = _call(tmp_path, fake_model, fake_script="error:500")
+    assert "output" not in response
+    assert response["error"].startswith("infrastructure error in task py-median trial 0:")
+    assert response["metadata"]["status"] == "infra_error"
+
+
+def test_sandbox_setup_failure_is_an_infrastructure_error(tmp_path, fake_model, task_copy):
+    folder = task_copy("py-median")
+    (folder / "task.yaml").write_text((folder / "task.yaml").read_text() + "setup: exit 7\n")
+    options = {
+        "config": {"basePath": str(ROOT), "state_dir": str(tmp_path / "state"), "fake_model_url": fake_model.url}
+    }
+    response = call_api("x", options, {"vars": {"task_id": "py-median", "task_dir": str(folder)}, "repeatIndex": 1})
+    assert "output" not in response
+    assert "infrastructure error (sandbox) in task py-median" in response["error"]
+    assert "setup 'exit 7' exited 7" in response["error"]
+    assert response["metadata"] == {"task_id": "py-median", "repeat_index": 1, "status": "infra_error"}
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        pytest.param({"max_turn": 3}, r"field 'max_turn': 3: unknown field; known fields: ", id="unknown-field"),
+        pytest.param({"max_turns": "3"}, r"field 'max_turns': '3': expected a int", id="wrong-type"),
+        pytest.param({"timeout_s": True}, r"field 'timeout_s': True: expected a number", id="bool-as-number"),
+        pytest.param(
+            {"permission_mode": "yolo"}, r"'permission_mode': 'yolo': use one of default, acceptEdits", id="mode"
+        ),
+        pytest.param({"timeout_s": 0}, r"'timeout_s': 0.0: use a positive number", id="timeout"),
+        pytest.param({"claude_md": "nope.md"}, r"'claude_md': 'nope.md': no such file .*nope.md", id="claude-md"),
+    ],
+)
+def test_bad_provider_config_is_one_clear_error(config, message, tmp_path):
+    with pytest.raises(PasshatError, match=message):
+        parse_config({"basePath": str(tmp_path), **config})
+
+
+def test_no_model_without_fake_url_or_explicit_opt_in(tmp_path, monkeypatch):
+    monkeypatch.delenv("PASSHAT_FAKE_MODEL_URL", raising=False)
+    monkeypatch.delenv("PASSHAT_REAL_CLAUDE", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-real-key")  # a key alone never spends money
+    with pytest.raises(PasshatError, match="opt in to real Claude with PASSHAT_REAL_CLAUDE=1"):
+        model_endpoint(parse_config({"basePath": str(tmp_path)}), "t", 0)
+    monkeypatch.setenv("PASSHAT_REAL_CLAUDE", "1")
+    assert model_endpoint(parse_config({"basePath": str(tmp_path)}), "t", 0) == {"ANTHROPIC_API_KEY": "sk-real-key"}
+
+
+def test_call_api_returns_an_error_for_bad_config_not_a_traceback(tmp_path):
+    response = call_api("x", {"config": {"basePath": str(tmp_path), "nope": 1}}, {"vars": {"task_id": "py-median"}})
+    assert response == {"error": response["error"]} and "field 'nope'" in response["error"]
