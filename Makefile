@@ -1,9 +1,11 @@
 # passhat — two commands on a fresh machine:
 #   make demo   install into the repo, run the example suite against the scripted model, print pass^k
 #   make test   install the same, run the whole test suite
+# then, in a new shell, `. ./activate` puts passhat and promptfoo on PATH as the recipes below have them.
 SHELL := /bin/bash
 VENV := .venv
 PY := $(CURDIR)/$(VENV)/bin/python
+# The recipes' PATH and promptfoo settings; ./activate sets the same ones in a shell (keep the two alike).
 export PATH := $(CURDIR)/node_modules/.bin:$(CURDIR)/$(VENV)/bin:$(PATH)
 export PROMPTFOO_PYTHON := $(PY)
 export PROMPTFOO_DISABLE_TELEMETRY := 1

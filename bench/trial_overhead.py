@@ -45,6 +45,7 @@ from pathlib import Path
 import passhat.trial._agent as agent
 import passhat.trial._sandbox as sandbox
 from passhat._errors import PasshatError
+from passhat._fake_route import route_url
 from passhat.fake_model import start_in_thread
 from passhat.tasks._load import Task, load_task
 from passhat.trial import _provider as provider
@@ -156,7 +157,7 @@ def bare_trial(task: Task, trial: int, repo: Path, url: str) -> dict:
         "DISABLE_AUTOUPDATER": "1",
         "DISABLE_TELEMETRY": "1",
         "ANTHROPIC_API_KEY": "anything",
-        "ANTHROPIC_BASE_URL": f"{url}/passhat/{task.id}/{trial}",
+        "ANTHROPIC_BASE_URL": route_url(url, task.id, trial),
     }
     run = subprocess.run(
         [str(bundled_cli()), "-p", task.prompt, "--dangerously-skip-permissions", "--output-format", "json"],

@@ -16,14 +16,17 @@ if [[ "${1:-}" == "--real" ]]; then
   fi
   export PASSHAT_REAL_CLAUDE=1
 else
-  rm -f .passhat/fake-model.port
-  passhat fake-model --tasks tasks --script "$SCRIPT" --port 0 --port-file .passhat/fake-model.port &
+  # the URL carries the server's secret (http://passhat:<secret>@127.0.0.1:PORT, file mode 0600): only the
+  # harness holds it; each trial's CLI gets a token for its own route
+  rm -f .passhat/fake-model.url
+  passhat fake-model --tasks-dir tasks --script "$SCRIPT" --port 0 --url-file .passhat/fake-model.url &
   server=$!
   trap 'kill $server 2>/dev/null || true' EXIT
-  for _ in $(seq 100); do [[ -s .passhat/fake-model.port ]] && break; sleep 0.1; done
-  [[ -s .passhat/fake-model.port ]] || { echo "demo: the scripted model did not start" >&2; exit 1; }
-  export PASSHAT_FAKE_MODEL_URL="http://127.0.0.1:$(cat .passhat/fake-model.port)"
-  echo "demo: scripted model ($SCRIPT) at $PASSHAT_FAKE_MODEL_URL — no API key needed"
+  for _ in $(seq 100); do [[ -s .passhat/fake-model.url ]] && break; sleep 0.1; done
+  [[ -s .passhat/fake-model.url ]] || { echo "demo: the scripted model did not start" >&2; exit 1; }
+  PASSHAT_FAKE_MODEL_URL="$(cat .passhat/fake-model.url)"
+  export PASSHAT_FAKE_MODEL_URL
+  echo "demo: scripted model ($SCRIPT) at http://127.0.0.1:${PASSHAT_FAKE_MODEL_URL##*@} — no API key needed"
 fi
 
 passhat validate promptfooconfig.yaml --repeat "$REPEAT" >/dev/null
@@ -31,5 +34,12 @@ passhat validate promptfooconfig.yaml --repeat "$REPEAT" >/dev/null
 # promptfoo exits 100 when some assertion failed: expected here, the report is the point.
 promptfoo eval -c promptfooconfig.yaml --repeat "$REPEAT" -j "$JOBS" --no-cache --no-progress-bar \
   -o "$OUT" > .passhat/demo-eval.log 2>&1 || [[ $? -eq 100 ]] || { tail -40 .passhat/demo-eval.log; exit 1; }
-echo "demo: promptfoo eval --repeat $REPEAT done ($OUT; log in .passhat/demo-eval.log; browse with: promptfoo view)"
+echo "demo: promptfoo eval --repeat $REPEAT done ($OUT; log in .passhat/demo-eval.log)"
 passhat report "$OUT" --k 1,3,5,10
+# The commands to go on with, as they work in a new shell (where neither passhat nor promptfoo is on PATH).
+case "$OUT" in /*) results=$OUT ;; *) results=$PWD/$OUT ;; esac
+echo
+echo "demo: in a new shell, put passhat and promptfoo on PATH first, then read or browse the results:"
+printf '  . %q\n' "$PWD/activate"
+printf '  passhat report %q --k 1,3,5,10\n' "$results"
+echo "  promptfoo view"

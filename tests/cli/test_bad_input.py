@@ -12,6 +12,7 @@ from conftest import ROOT, TASKS
 
 from passhat.cli import main
 
+PROVIDER = f"file://{ROOT / 'providers' / 'claude_code.py'}"  # validate checks that the provider file exists
 GOOD_ROW = {
     "success": True,
     "failureReason": 0,
@@ -93,7 +94,7 @@ CASES = [
                     "promptfooconfig.yaml",
                     json.dumps(
                         {
-                            "providers": [{"id": "file://providers/claude_code.py"}],
+                            "providers": [{"id": PROVIDER}],
                             "tests": f"file://{bad_rubric_task(t).parent}/promptfoo_tests.py:generate_tests",
                         }
                     ),
@@ -110,13 +111,7 @@ CASES = [
                 write(
                     t,
                     "promptfooconfig.yaml",
-                    json.dumps(
-                        {
-                            "providers": [
-                                {"id": "file://providers/claude_code.py", "label": "cc", "config": {"max_turn": 3}}
-                            ]
-                        }
-                    ),
+                    json.dumps({"providers": [{"id": PROVIDER, "label": "cc", "config": {"max_turn": 3}}]}),
                 )
             ),
         ],
@@ -130,9 +125,7 @@ CASES = [
                 write(
                     t,
                     "promptfooconfig.yaml",
-                    json.dumps(
-                        {"providers": [{"id": "file://providers/claude_code.py", "config": {"timeout_s": "soon"}}]}
-                    ),
+                    json.dumps({"providers": [{"id": PROVIDER, "config": {"timeout_s": "soon"}}]}),
                 )
             ),
         ],
@@ -142,9 +135,7 @@ CASES = [
         "repeat-below-k",
         lambda t: [
             "validate",
-            str(
-                write(t, "promptfooconfig.yaml", json.dumps({"providers": [{"id": "file://providers/claude_code.py"}]}))
-            ),
+            str(write(t, "promptfooconfig.yaml", json.dumps({"providers": [{"id": PROVIDER}]}))),
             "--repeat",
             "3",
             "--k",

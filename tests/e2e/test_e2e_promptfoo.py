@@ -37,7 +37,7 @@ def expected_oracle(task_id: str, trial: int) -> bool:
 @pytest.fixture(scope="module")
 def fake_model_url(tmp_path_factory):
     folder = tmp_path_factory.mktemp("fake")
-    port_file, log = folder / "port", folder / "server.log"
+    url_file, log = folder / "url", folder / "server.log"
     with log.open("w") as err:
         server = subprocess.Popen(
             [
@@ -51,19 +51,19 @@ def fake_model_url(tmp_path_factory):
                 "noop",
                 "--port",
                 "0",
-                "--port-file",
-                str(port_file),
+                "--url-file",
+                str(url_file),
             ],
             stderr=err,
         )
         try:
             for _ in range(200):
-                if port_file.is_file() and port_file.read_text().strip():
+                if url_file.is_file() and url_file.read_text().strip():
                     break
                 if server.poll() is not None:
                     pytest.fail(f"passhat fake-model exited: {log.read_text()}")
                 time.sleep(0.05)
-            yield f"http://127.0.0.1:{port_file.read_text().strip()}"
+            yield url_file.read_text().strip()  # http://passhat:<secret>@127.0.0.1:PORT
         finally:
             server.terminate()
             server.wait(timeout=10)

@@ -13,6 +13,7 @@ import pytest
 from conftest import SHIPPED_TASKS, TASKS
 
 from passhat._errors import PasshatError
+from passhat._fake_route import Route, route_url
 from passhat.fake_model import acts_as_oracle, flaky_draw, parse_script, route
 from passhat.fake_model._plan import plan_solution
 from passhat.fake_model._scripts import NOOP_TEXT, Script
@@ -66,14 +67,30 @@ def test_parse_script_rejects(spec):
         parse_script(spec)
 
 
+TOKEN = "0123456789abcdef" * 2
+
+
 @pytest.mark.parametrize(
     ("path", "expected"),
     [
-        pytest.param("/v1/messages?beta=true", (None, None, None, "v1/messages"), id="bare"),
-        pytest.param("/passhat/py-median/3/v1/messages?beta=true", ("py-median", 3, None, "v1/messages"), id="trial"),
+        pytest.param("/v1/messages?beta=true", None, id="bare"),
+        pytest.param("/passhat/py-median/x/v1/messages", None, id="trial-not-a-number"),
         pytest.param(
-            "/passhat/a/0/noop/v1/messages/count_tokens", ("a", 0, "noop", "v1/messages/count_tokens"), id="script"
+            f"/passhat/py-median/3/{TOKEN}/v1/messages?beta=true",
+            Route("py-median", 3, TOKEN, None, "v1/messages"),
+            id="trial",
         ),
+        pytest.param(
+            f"/passhat/a/0/{TOKEN}/noop/v1/messages/count_tokens",
+            Route("a", 0, TOKEN, "noop", "v1/messages/count_tokens"),
+            id="script",
+        ),
+        pytest.param("/passhat/a/0/noop/v1/messages", Route("a", 0, None, "noop", "v1/messages"), id="no-token"),
+        pytest.param(f"/passhat/a/0/{TOKEN}/finished", Route("a", 0, TOKEN, None, "finished"), id="finished"),
+        pytest.param(
+            f"/passhat/a/0/{TOKEN}/rate-limit%3A2/finished", Route("a", 0, TOKEN, "rate-limit:2", "finished"), id="end"
+        ),
+        pytest.param(f"/passhat/a/0/{TOKEN}/noop/extra/v1/messages", None, id="two-scripts"),
     ],
 )
 def test_route(path, expected):
@@ -152,7 +169,7 @@ def test_plan_handles_new_deleted_and_binary_files(tmp_path):
 
 def test_messages_json_and_stream_through_the_anthropic_client(fake_model):
     task = load_task(TASKS / "py-median")
-    client = anthropic.Anthropic(base_url=f"{fake_model.url}/passhat/py-median/0", api_key="x", max_retries=0)
+    client = anthropic.Anthropic(base_url=route_url(fake_model.url, "py-median", 0), api_key="x", max_retries=0)
     messages = [{"role": "user", "content": "Primary working directory: /sandbox/work\nFix it."}]
     first = client.messages.create(model="m", max_tokens=100, messages=messages, tools=TOOLS)
     assert first.stop_reason == "tool_use"
@@ -173,7 +190,7 @@ def test_messages_json_and_stream_through_the_anthropic_client(fake_model):
 
 
 def test_noop_script_in_the_path_overrides_the_default(fake_model):
-    client = anthropic.Anthropic(base_url=f"{fake_model.url}/passhat/py-median/0/noop", api_key="x", max_retries=0)
+    client = anthropic.Anthropic(base_url=route_url(fake_model.url, "py-median", 0, "noop"), api_key="x", max_retries=0)
     reply = client.messages.create(
         model="m",
         max_tokens=10,

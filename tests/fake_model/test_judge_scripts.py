@@ -9,6 +9,7 @@ import pytest
 from conftest import ROOT
 
 from passhat._errors import PasshatError
+from passhat._fake_route import Route, route_url
 from passhat.fake_model import parse_script, route
 from passhat.fake_model._scripts import Script
 from passhat.judge._prompt import (
@@ -36,12 +37,13 @@ def test_bad_judge_scripts_say_what_is_expected(spec):
 
 
 def test_a_judge_script_travels_in_the_url():
-    assert route("/passhat/write-changelog/4/judge-points%3A5%2C4/v1/messages") == (
-        "write-changelog", 4, "judge-points:5,4", "v1/messages")  # fmt: skip
+    token = "0123456789abcdef" * 2
+    assert route(f"/passhat/write-changelog/4/{token}/judge-points%3A5%2C4/v1/messages") == Route(
+        "write-changelog", 4, token, "judge-points:5,4", "v1/messages")  # fmt: skip
 
 
 def _client(server, script: str) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=f"{server.url}/passhat/t/0/{script}", api_key="x", max_retries=0)
+    return anthropic.Anthropic(base_url=route_url(server.url, "t", 0, script), api_key="x", max_retries=0)
 
 
 def _ask(server, script: str, tool: dict, user: str, stream: bool = False):

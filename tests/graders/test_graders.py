@@ -8,73 +8,19 @@ import json
 import shutil
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
+from calc_task import JUNIT_TESTS, PYTEST, fix_add, make_trial, run
 
-from passhat.graders import grade_promptfoo
 from passhat.graders._globs import matches
-from passhat.graders._junit import read_junit
-from passhat.tasks._load import load_task
-from passhat.trial._sandbox import collect_outcome, copy_tree, prepare_base
-
-PYTEST = "python -m pytest -q -p no:cacheprovider --junitxml=report.xml"
-F2P = ["tests.test_calc::test_add"]
-P2P = ["tests.test_calc::test_sub", "tests.test_calc::test_mul"]
-JUNIT_TESTS = {"type": "tests", "command": PYTEST, "junit": "report.xml", "fail_to_pass": F2P, "pass_to_pass": P2P}
-
-CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
-TESTS = textwrap.dedent("""\
-    from calc import add, mul, sub
-
-
-    def test_add():
-        assert add(2, 3) == 5
-
-
-    def test_sub():
-        assert sub(5, 3) == 2
-
-
-    def test_mul():
-        assert mul(2, 3) == 6
-""")
+from passhat.graders._junit import parse_junit
 
 
 @pytest.fixture
 def trial(tmp_path):
-    """A task folder + its base; `edit(fn)` makes a trial whose patch is fn's edits, returns a context maker."""
-    task_dir = tmp_path / "tasks" / "calc"
-    (task_dir / "repo" / "tests").mkdir(parents=True)
-    (task_dir / "repo" / "calc.py").write_text(CALC)
-    (task_dir / "repo" / "tests" / "test_calc.py").write_text(TESTS)
-    (task_dir / "repo" / "pytest.ini").write_text("[pytest]\ntestpaths = tests\npythonpath = .\n")
-    (task_dir / "solution.patch").write_text("")
-    (task_dir / "task.yaml").write_text(
-        "id: calc\ndescription: d\ntier: simple\nprompt: fix add\ngraders:\n  - type: tests\n    command: x\n"
-    )
-    base = prepare_base(load_task(task_dir), tmp_path / "state" / "cache")
-    count = iter(range(1000))
-
-    def edit(change=lambda work: None, run=None) -> dict:
-        work = tmp_path / f"work-{next(count)}"
-        copy_tree(base.path, work)
-        change(work)
-        patch_path = tmp_path / f"{work.name}.diff"
-        patch_path.write_bytes(collect_outcome(work, base).patch)
-        return {"task_dir": str(task_dir), "base_dir": str(base.path), "patch_path": str(patch_path), **(run or {})}
-
-    return edit
-
-
-def run(grader: dict, metadata: dict) -> dict:
-    return grade_promptfoo(grader["type"], {"config": grader, "providerResponse": {"metadata": metadata}})
-
-
-def fix_add(work: Path) -> None:
-    (work / "calc.py").write_text(CALC.replace("return a - b", "return a + b", 1))
+    return make_trial(tmp_path)
 
 
 def test_reference_fix_passes_every_listed_test(trial):
@@ -159,7 +105,7 @@ def test_junit_mixed_results(tmp_path):
         '<testcase classname="a" name="twice"/><testcase classname="a" name="twice"><failure/></testcase>'
         "</testsuite></testsuites>"
     )
-    assert read_junit(report) == {
+    assert parse_junit(report.read_bytes(), "r.xml").results == {
         "a::ok": "passed",
         "a::bad": "failed",
         "a::boom": "error",

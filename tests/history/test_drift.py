@@ -366,3 +366,38 @@ def test_explain_survives_missing_artifacts_and_trims_the_diff(tmp_path: Path) -
     assert f"  transcript not readable: {gone} (No such file or directory)" in lines
     assert f"  patch not readable: {gone} (No such file or directory)" in lines
     assert lines[-1] == "    ... 63 more lines"
+
+
+def judged_results(root: Path, eval_id: str, day: int, scores: list[float | None]) -> str:
+    """alpha graded by a judge (judge_version jv1 in its assertion's metadata, as passhat's judges record it);
+    None: an infra error, which no judge saw: no gradingResult, no judge_version anywhere."""
+    path = Path(results(root, eval_id, day, {"alpha": [0.0 if s is None else s for s in scores]}))
+    data = json.loads(path.read_text())
+    for row, score in zip(data["results"]["results"], scores, strict=True):
+        if score is None:
+            row.update(failureReason=2, success=False, score=0, error="API error 529", gradingResult=None)
+        else:
+            row["gradingResult"]["componentResults"] = [{"pass": True, "score": score, "assertion": {"metric": "judge"},
+                                                         "metadata": {"judge_version": "jv1"}}]  # fmt: skip
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_infra_errors_belong_to_their_series_unscored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "h.db")
+    assert drift(capsys, judged_results(tmp_path, "e1", 1, ALPHA), "--db", db)[0] == 0
+    # e2: 3 scored trials and 2 infra errors. Before: the errors made a series "none" of their own, with a false
+    # "judge_version none is new (was jv1)", and the jv1 series said 0 unscored.
+    code, out, _ = drift(capsys, judged_results(tmp_path, "e2", 2, [0.8, None, 0.85, None, 0.8]), "--db", db,
+                         "--format", "json")  # fmt: skip
+    (alpha,) = json.loads(out)["series"]
+    assert (alpha["judge_version"], alpha["status"], alpha["batch"]["n"], alpha["unscored"]) == ("jv1", "ok", 3, 2)
+    assert alpha["notes"] == ["2 of 5 trials unscored (infra error or no score), left out"]
+    # e3: every trial an infra error: still jv1's series, unscored; no "none" series, no note of a new judge.
+    e3 = judged_results(tmp_path, "e3", 3, [None] * 5)
+    code, out, _ = drift(capsys, e3, "--db", db, "--format", "json")
+    (alpha,) = json.loads(out)["series"]
+    assert (alpha["judge_version"], alpha["status"], alpha["unscored"]) == ("jv1", "unscored", 5)
+    assert not any("is new" in note for note in alpha["notes"])
+    code, out, _ = drift(capsys, e3, "--db", db)  # the table too: one series, jv1
+    assert [line.split()[:3] for line in out.splitlines() if line.startswith("alpha")] == [["alpha", "sonnet", "jv1"]]

@@ -81,8 +81,9 @@ def test_a_results_file_becomes_one_row_per_trial_and_metric(tmp_path: Path) -> 
         (0, "score"): (0.8, True, "j1", "claude-x"),
         (1, "namedScores.tests"): (None, False, "j1", "claude-x"),
         (1, "score"): (0.4, False, "j1", "claude-x"),
-        (2, "namedScores.tests"): (None, None, "none", None),  # infra error: unscored, not failed
-        (2, "score"): (None, None, "none", None),
+        # infra error: unscored, not failed, and in its task's series (j1), not a "none" series of its own
+        (2, "namedScores.tests"): (None, None, "j1", None),
+        (2, "score"): (None, None, "j1", None),
     }
 
 

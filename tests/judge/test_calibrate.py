@@ -88,6 +88,25 @@ def test_precision_recall_f1_by_hand():
     assert precision_recall_f1([True], [False])["precision"] is None  # the judge passed nothing
 
 
+@pytest.mark.parametrize(
+    ("truth", "said", "f1"),
+    [
+        # TP 0, FN 1: precision undefined (the judge passed nothing), recall 0 -> F1 = 2*0 / (0 + 0 + 1) = 0.
+        pytest.param([True], [False], 0.0, id="judge-passes-nothing"),
+        # TP 0, FP 1: precision 0, recall undefined (no human pass) -> F1 = 0 / (0 + 1 + 0) = 0.
+        pytest.param([False], [True], 0.0, id="no-human-pass"),
+        # TP 0, FP 1, FN 1: precision 0, recall 0 -> 0.
+        pytest.param([True, False], [False, True], 0.0, id="all-wrong"),
+        # TN only: no positive on either side, F1 undefined.
+        pytest.param([False, False], [False, False], None, id="no-positive"),
+    ],
+)
+def test_f1_is_zero_without_a_true_positive(truth: list[bool], said: list[bool], f1: float | None) -> None:
+    # scikit-learn's f1_score is 2 TP / (2 TP + FP + FN), 0 in these cases (its zero_division only applies when
+    # the denominator is 0, the last case).
+    assert precision_recall_f1(truth, said)["f1"] == f1
+
+
 def test_sign_test_and_pooled_sd():
     # 5 of 5 one way: 2 x (1/2)^5 = 0.0625; 4 vs 1: 2 x (1 + 5)/32 = 0.375
     assert sign_test_p(5, 0) == pytest.approx(0.0625) and sign_test_p(4, 1) == pytest.approx(0.375)
@@ -180,6 +199,18 @@ def test_scores_outside_the_given_scale_are_named(tmp_path, capsys):
     labels.write_text("trial,criterion,human,judge\nt1,style,3,7\n")
     assert main(["calibrate", str(labels), "--scale", "5"]) == 2
     assert "line 2: field 'judge': 7 is outside --scale 5 (1..5)" in capsys.readouterr().err
+
+
+def test_the_scale_constrains_ordinal_criteria_only(tmp_path, capsys):
+    # `overall` is continuous (0.55 is no point of a scale): its 0.0 and 1.0 are scores, not points outside 1..5.
+    labels = tmp_path / "labels.csv"
+    labels.write_text("trial,criterion,human,judge\nt1,style,3,4\nt2,style,5,5\nt1,overall,0.0,0.55\n"
+                      "t2,overall,1.0,0.9\n")  # fmt: skip
+    assert main(["calibrate", str(labels), "--scale", "5", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    overall, style = data["criteria"]
+    assert (overall["criterion"], overall["ordinal"], overall["kappa"]) == ("overall", False, None)
+    assert (style["criterion"], style["categories"]) == ("style", [1, 2, 3, 4, 5])
 
 
 def test_a_missing_file(tmp_path, capsys):

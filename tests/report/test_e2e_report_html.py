@@ -1,5 +1,6 @@
 """`passhat report --format html` as headless Chromium shows it: the page renders with its plots, every figure
-it shows is the `--format json` report's, and it makes no request (self-contained) and logs no error."""
+it shows is the `--format json` report's, and it makes no request (self-contained) and logs no error; at 1400 and
+800 px no column hides behind a scroll bar or past the window, and no task name breaks inside a word."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import Any
 
 import pytest
 from browser_helpers import run_browser_script
-from test_report import report, write_results
+from test_report import passhat_row, report, write_results
+from test_report_figures import trial_row
 from test_report_html import assert_figures_match, history, html_rows  # noqa: F401 - history is a fixture
 
 pytestmark = pytest.mark.e2e
@@ -44,6 +46,8 @@ def test_the_page_shows_the_json_reports_figures(tmp_path: Path, capsys: pytest.
     seen, figures = seen_in_chromium(page, tmp_path / "report.png")
 
     assert seen["title"] == "passhat report: pass@k and pass^k per task"
+    assert seen["text"].startswith("passhat report source file ")  # where the figures come from, first
+    assert "Safe for 3 unattended runs?" in seen["text"].split("Summary")[0]  # the verdict before anything else
     # The pass-rate plot, the cost plot and one pass^k panel per task (4 tasks).
     assert seen["svgCount"] == 2 + len(data["tasks"]) >= 3
     assert (seen["consoleErrors"], seen["failedRequests"]) == ([], [])  # no script error; not one request
@@ -77,3 +81,36 @@ def test_the_drift_plot_from_the_history(
     means = [figures[f"alpha|sonnet|history.eval-{i}.mean"] for i in (1, 2, 3)]
     assert means == [[pytest.approx(0.8)], [pytest.approx(0.6)], [pytest.approx(0.4)]]
     assert "Drift over evals" in seen["text"]
+
+
+def crowded_rows() -> list[dict[str, Any]]:
+    """A report that stretches the page: long names (hyphens, underscores, one long word), tiers, two providers,
+    infra errors with long reasons, costs from the scripted model."""
+    rows = html_rows()
+    names = ["py-strategy-pattern-refactor-with-a-long-name", "migrate_the_settings_module_to_pydantic_v2",
+             "averyveryverylongtasknamewithoutanyseparatorsatall"]  # fmt: skip
+    for task in names:
+        for repeat in range(10):
+            row = trial_row(task, "pass" if repeat % 4 else "fail", tier="very-complex")
+            row["metadata"].update(repeat_index=repeat, scripted_model=True, cost_usd=1.2345)
+            rows.append(row)
+    for repeat in range(3):
+        row = passhat_row("every-trial-errored", "error", turns=None, repeat=repeat)
+        row["error"] = "infrastructure error in task every-trial-errored trial 0: " + "x" * 300
+        rows.append(row)
+    return rows
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_no_column_is_clipped_and_no_name_breaks_mid_word(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], width: int
+) -> None:
+    results = write_results(tmp_path / "results.json", crowded_rows())
+    page = tmp_path / "report.html"
+    render(capsys, results, page, "--unattended-runs", "7", "--gate", "pass^7>=0.9", "--gate", "errors==0")
+    seen = run_browser_script("html_layout", page, width, "--screenshot", tmp_path / f"layout-{width}.png")
+    assert seen["width"] == width and seen["cells"] > 100 and seen["names"] > 20
+    assert seen["scrolled"] == []  # no table wider than its box: $/success and +runs in view
+    assert seen["clipped"] == []
+    assert seen["pageOverflow"] == 0
+    assert seen["midWordBreaks"] == []  # names wrap after - _ / . : only

@@ -110,11 +110,23 @@ def suite_rows() -> list[dict[str, Any]]:
     # fix-typo: 3 passes, 3 turns, $0.20 each.
     rows += [passhat_row("fix-typo", "pass", turns=3, cost=0.2, repeat=i) for i in range(3)]
     # add-tests (native SDK provider): 1 pass ($0.30), 1 fail ($0.50 in response.cost only),
-    # 1 infra error ($0, numTurns 1).
+    # 1 infra error ($0, numTurns 1): promptfoo's cost 0 on an error row, so its cost is unknown, not $0.
     rows.append(sdk_row("add-tests", "pass", turns=5, cost=0.3))
     rows.append(sdk_row("add-tests", "fail", turns=7, cost=0.5, row_cost=False))
     rows.append(sdk_row("add-tests", "error", turns=1, cost=0.0))
     return rows
+
+
+def words(out: str) -> list[str]:
+    """The summary in words of a `--format table` report (after the source, the verdict and the table), each
+    sentence on one line again (the report wraps them at 120 columns, continuations indented)."""
+    lines: list[str] = []
+    for line in out.split("\n\n")[3].splitlines():
+        if line.startswith("  ") and lines:
+            lines[-1] += " " + line.strip()
+        else:
+            lines.append(line)
+    return lines
 
 
 def report(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -133,6 +145,7 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     new_keys = {
         "tier", "pass_rate", "wilson_95", "clean_exit_rate", "health_reported", "mean_duration_ms",
         "p90_duration_ms", "runs_needed", "undefined_k", "unscored", "duplicate_repeats", "missing_repeats",
+        "cost_known", "scripted_model", "models", "infra_error_reasons", "verdict",
     }  # fmt: skip
     old = {key: value for key, value in add_tests.items() if key not in new_keys}
 
@@ -146,7 +159,8 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         "pass_at_k": {"1": 0.5, "3": None},
         "pass_hat_k": {"1": 0.5, "3": None},
         "flaky": True,
-        "mean_cost_usd": pytest.approx(0.8 / 3),  # (0.30 + 0.50 + 0.00) / 3 trials with a cost
+        # (0.30 + 0.50) / 2 trials with a known cost; not / 3: the error row's $0 is promptfoo's, not a price
+        "mean_cost_usd": pytest.approx(0.4),
         "cost_per_success_usd": pytest.approx(0.8),  # (0.30 + 0.50) / 1 pass; the infra error is out
         "mean_turns": 6.0,  # (5 + 7) / 2; the infra error's turn is not the agent's
     }
@@ -165,7 +179,17 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         "unscored": 0,
         "duplicate_repeats": [],  # the native SDK provider records no repeat index: nothing to check
         "missing_repeats": [],
-    }
+        "cost_known": 2,
+        "scripted_model": False,
+        "models": [],
+        "infra_error_reasons": [
+            {"reason": "Claude Agent SDK call failed: API error 529 (overloaded) after 3 retries", "count": 1}
+        ],
+        # k = 3, the largest --k. 1/2: Wilson [0.0945, 0.9055], cubed [0.00084, 0.742]: all below 0.9.
+        "verdict": {"verdict": "not safe", "k": 3, "threshold": 0.9, "pass_hat_k": None, "passes": 1, "n": 2,
+                    "ci_95": [pytest.approx(0.0945312**3, rel=1e-5), pytest.approx(0.9054688**3, rel=1e-5)],
+                    "runs_to_decide": None},
+    }  # fmt: skip
     # n=10, c=6. pass@3 = 1 - C(4,3)/C(10,3) = 1 - 4/120; pass^3 = C(6,3)/C(10,3) = 20/120.
     assert {key: value for key, value in bump.items() if key not in new_keys} == {
         "task": "bump-version",  # response.metadata.task_id wins over testCase.description
@@ -211,7 +235,8 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert (sdk["provider"], sdk["tasks"], sdk["flaky"], sdk["errors"], sdk["icc1"]) == (
         "anthropic:claude-agent-sdk", 1, ["add-tests"], 1, None,  # one task: no ICC
     )  # fmt: skip
-    assert sdk["mean_pass_hat_k"]["3"] == {"mean": None, "ci_95": None, "tasks": 0, "undefined": ["add-tests"]}
+    assert sdk["mean_pass_hat_k"]["3"] == {"mean": None, "ci_95": None, "tasks": 0, "undefined": ["add-tests"],
+                                           "ci_method": None, "resamples": 0, "mc_error": 0.0}  # fmt: skip
     # sonnet: bump-version 6/10 and fix-typo 3/3. ICC: N=13, g=2, grand 9/13; MSB = 10(0.6 - 9/13)² +
     # 3(4/13)² = 0.085207 + 0.284024 = 0.369231 (g-1 = 1); MSW = (6 x 4/10) / (13 - 2) = 0.218182;
     # n0 = 13 - (100 + 9)/13 = 4.615385; ICC = 0.151049 / (0.369231 + 3.615385 x 0.218182) = 0.151049 / 1.158065
@@ -221,28 +246,44 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert sonnet["mean_pass_hat_k"]["1"]["tasks"] == 2
     low, high = sonnet["mean_pass_hat_k"]["1"]["ci_95"]
     assert 0 <= low <= 0.8 <= high <= 1
-    assert data["bootstrap"]["resamples"] == 2000
+    # Two tasks: the bootstrap law is computed whole, no resampling (stats/_exact.py).
+    assert sonnet["mean_pass_hat_k"]["1"] | {"ci_95": None} == {
+        "mean": pytest.approx(0.8), "ci_95": None, "tasks": 2, "undefined": [], "ci_method": "exact",
+        "resamples": 0, "mc_error": 0.0,
+    }  # fmt: skip
+    assert data["bootstrap"]["resamples"] is None  # as many as the bounds need (see --resamples)
     assert data["summary"] and data["gates"] == []
+    assert data["provenance"] == {
+        "source": str(path), "eval_id": "eval-abc-2025-01-01T00:00:00", "date": "2025-01-01T00:00:00.000Z",
+        "promptfoo_version": "0.123.1", "description": "passhat test suite", "repeat": None, "repeats_seen": 11,
+        "providers": [], "models": [],
+    }  # fmt: skip
 
 
 def test_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write_results(tmp_path / "results.json", suite_rows())
-    code, out, err = report(capsys, str(path), "--k", "1,3")
+    code, out, err = report(capsys, str(path), "--k", "1,3", "--wide")
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    assert lines[0].split() == [
+    top = lines.index("")  # where the figures come from, then the verdict
+    assert " ".join(line.strip() for line in lines[:top]) == (
+        f"passhat report of {path}: eval eval-abc-2025-01-01T00:00:00; 2025-01-01T00:00:00.000Z; promptfoo "
+        "0.123.1; 11 repeats; model not recorded."
+    )
+    at = lines.index("", top + 1) + 1
+    assert lines[at].split() == [
         "task", "provider", "n", "pass", "err", "unsc", "pass@1", "95%", "CI", "pass@3", "pass^3",
         "flaky", "clean", "mean", "s", "p90", "s", "turns", "mean", "$", "$/success", "+runs",
     ]  # fmt: skip
-    rows = {line.split()[0]: line.split() for line in lines[2:5]}
+    rows = {line.split()[0]: line.split() for line in lines[at + 2 : at + 5]}
     # n=2, c=1, 1 error; pass@3 and pass^3 undefined (n<k), not 0; no health reported ("-");
-    # latencyMs 2500 -> 2.5 s; 91 more trials for a 0.2-wide interval.
+    # latencyMs 2500 -> 2.5 s; mean $ over the 2 trials with a known cost; 91 more trials for a 0.2-wide interval.
     assert rows["add-tests"] == [
         "add-tests", "anthropic:claude-agent-sdk", "2", "1", "1", "0", "0.500", "0.095-0.905", "n<k", "n<k",
-        "flaky", "-", "2.5", "2.5", "6.0", "$0.2667", "$0.8000", "91",
+        "flaky", "-", "2.5", "2.5", "6.0", "$0.4000", "$0.8000", "91",
     ]  # fmt: skip
     # n=10, c=6: pass@3 = 1 - C(4,3)/C(10,3) = 1 - 4/120 = 0.967; pass^3 = 20/120 = 0.167;
-    # mean $ = 1.05/11 = 0.0955; $/success = 1.00/6 = 0.1667.
+    # mean $ = 1.05/11 = 0.0955 (the error row's $0.05 is the provider's); $/success = 1.00/6 = 0.1667.
     assert rows["bump-version"] == [
         "bump-version", "sonnet", "10", "6", "1", "0", "0.600", "0.313-0.832", "0.967", "0.167",
         "flaky", "-", "2.5", "2.5", "5.6", "$0.0955", "$0.1667", "79",
@@ -251,23 +292,28 @@ def test_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         "fix-typo", "sonnet", "3", "3", "0", "0", "1.000", "0.439-1.000", "1.000", "1.000",
         "-", "2.5", "2.5", "3.0", "$0.2000", "$0.2000",
     ]  # fmt: skip
+    words = lines[lines.index("", at) + 1 :]
     sdk, sonnet = "anthropic:claude-agent-sdk: ", "sonnet: "
-    assert lines[5] == ""
-    assert lines[6] == (
-        f"{sdk}0 of 1 tasks pass every trial; 1 is flaky: add-tests (1/2). 1 infra error excluded from n."
+    assert (
+        words[0] == f"{sdk}0 of 1 tasks pass every trial; 1 is flaky: add-tests (1/2). 1 infra error excluded from n."
     )
-    assert lines[8] == f"{sonnet}1 of 2 tasks is 3/3; 1 is flaky: bump-version (6/10). 1 infra error excluded from n."
-    assert lines[9].startswith(f"{sonnet}Mean over tasks (95% cluster-bootstrap CI): pass^1 0.800 (")
-    assert lines[10] == (
+    assert words[2] == f"{sonnet}1 of 2 tasks is 3/3; 1 is flaky: bump-version (6/10). 1 infra error excluded from n."
+    assert words[3].startswith(f"{sonnet}Mean over tasks (95% cluster-bootstrap CI): pass^1 0.800 (")
+    assert words[4] == (
         f"{sonnet}ICC(1) = 0.13: about 13% of the pass/fail variance is which task it is, 87% is trial-to-trial luck."
     )
-    assert lines[11:] == [
-        "Rerun before you conclude: for a 95% interval at most 0.2 wide, if the observed rate holds: "
-        "add-tests [anthropic:claude-agent-sdk] 1/2 needs 91 more (n=93), bump-version [sonnet] 6/10 needs "
-        "79 more (n=89).",
-        "Note: pass^3 is undefined (n<k) for 1 task/provider pair: add-tests [anthropic:claude-agent-sdk] (n=2); "
-        "run at least 3 trials per task (promptfoo --repeat 3) or lower --k.",
+    # Summary lines wrap at 120 columns, each continuation indented.
+    assert words[5:] == [
+        "Rerun before you conclude: for a 95% interval at most 0.2 wide, if the observed rate holds: add-tests",
+        "  [anthropic:claude-agent-sdk] 1/2 needs 91 more (n=93), bump-version [sonnet] 6/10 needs 79 more (n=89).",
+        "Infra errors, add-tests [anthropic:claude-agent-sdk] (1 of 3 trials): 1x Claude Agent SDK call failed: API error 529",
+        "  (overloaded) after 3 retries.",
+        "Infra errors, bump-version [sonnet] (1 of 11 trials): 1x Claude Agent SDK call failed: API error 529 (overloaded) after",
+        "  3 retries.",
+        "Note: pass^3 is undefined (n<k) for 1 task/provider pair: add-tests [anthropic:claude-agent-sdk] (n=2); run at least 3",
+        "  trials per task (promptfoo --repeat 3) or lower --k.",
     ]
+    assert max(len(line) for line in lines if not line.startswith(("task ", "-----", "add-", "bump", "fix-"))) <= 120
 
 
 def test_table_words_one_provider(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -278,12 +324,13 @@ def test_table_words_one_provider(tmp_path: Path, capsys: pytest.CaptureFixture[
     path = write_results(tmp_path / "results.json", rows)
     code, out, _ = report(capsys, str(path), "--k", "1")
     assert code == 0
-    words = out.split("\n\n", 1)[1].splitlines()
+    words = out.split("\n\n")[3].splitlines()  # after the source, the verdict and the table
     assert words[0] == "1 of 2 tasks is 3/3; 1 is flaky: bump-version (6/10). 1 infra error excluded from n."
-    assert words[-1] == (
-        "Rerun before you conclude: for a 95% interval at most 0.2 wide, if the observed rate holds: "
-        "bump-version 6/10 needs 79 more (n=89)."
-    )
+    rerun = next(i for i, line in enumerate(words) if line.startswith("Rerun"))
+    assert words[rerun : rerun + 2] == [
+        "Rerun before you conclude: for a 95% interval at most 0.2 wide, if the observed rate holds: bump-version 6/10 needs 79",
+        "  more (n=89).",
+    ]
 
 
 @pytest.mark.parametrize(

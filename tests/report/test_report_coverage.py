@@ -22,7 +22,7 @@ def test_doubled_and_missing_repeats_are_named_with_the_fix(tmp_path, capsys):
     task = report_json(capsys, path)["tasks"][0]
     assert (task["duplicate_repeats"], task["missing_repeats"]) == ([1], [2])
     assert main(["report", str(path), "--k", "1"]) == 0
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # the summary wraps at 120 columns
     assert "WARNING: t has repeat(s) 1 more than once" in out
     assert (
         "WARNING: t is missing repeat(s) 2: if you ran `promptfoo eval --retry-errors` without `--repeat N`, "

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_report import PASSHAT, Outcome, make_row, report, write_results
+from test_report import PASSHAT, Outcome, make_row, report, words, write_results
 
 from passhat.results._rows import load_trials
 
@@ -102,26 +102,26 @@ def test_suite_in_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     path = write_results(tmp_path / "r.json", suite_of(SUITE))
     code, out, _ = report(capsys, str(path), "--k", "1,3")
     assert code == 0
-    words = out.split("\n\n", 1)[1].splitlines()
-    assert words[0] == "18 of 20 tasks are 10/10; 2 are flaky: flaky-one (6/10), flaky-two (9/10). No infra errors."
+    said = words(out)
+    assert said[0] == "18 of 20 tasks are 10/10; 2 are flaky: flaky-one (6/10), flaky-two (9/10). No infra errors."
     # mean pass^1 = (18 + 0.6 + 0.9) / 20 = 0.975; pass^3 = (18 + 20/120 + 84/120) / 20 = 0.94333.
-    assert words[1].startswith("Mean over tasks (95% cluster-bootstrap CI): pass^1 0.975 (")
-    assert "pass^3 0.943 (" in words[1]
-    assert words[2].startswith("ICC(1) = ")
-    assert words[3] == (
+    assert said[1].startswith("Mean over tasks (95% cluster-bootstrap CI): pass^1 0.975 (")
+    assert "pass^3 0.943 (" in said[1]
+    assert said[2].startswith("ICC(1) = ")
+    assert said[3] == (
         "By tier: simple: 12 tasks, 12 all-pass, 0 flaky, pass^1 1.000, pass^3 1.000; "
         "medium: 1 task, 0 all-pass, 1 flaky, pass^1 0.900, pass^3 0.700; "
         "complex: 7 tasks, 6 all-pass, 1 flaky, pass^1 0.943, pass^3 0.881."
     )  # complex: (6 + 0.6)/7 = 0.943; (6 + 20/120)/7 = 0.881
-    assert words[4].startswith("Rerun before you conclude: for a 95% interval at most 0.2 wide")
-    assert "flaky-one 6/10 needs 79 more (n=89)" in words[4]
+    assert said[4].startswith("Rerun before you conclude: for a 95% interval at most 0.2 wide")
+    assert "flaky-one 6/10 needs 79 more (n=89)" in said[4]
 
 
 def test_never_passing_and_unscored_tasks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rows = suite_of({"ok": (3, 3, "simple"), "broken": (0, 3, "simple")}) + [trial_row("down", "error")]
     code, out, _ = report(capsys, str(write_results(tmp_path / "r.json", rows)), "--k", "1")
     assert code == 0
-    assert out.split("\n\n", 1)[1].splitlines()[0] == (
+    assert words(out)[0] == (
         "1 of 3 tasks is 3/3; none is flaky; 1 never passes: broken (0/3); 1 had no scored trial: down. "
         "1 infra error excluded from n."
     )
@@ -130,18 +130,19 @@ def test_never_passing_and_unscored_tasks(tmp_path: Path, capsys: pytest.Capture
 def test_unattended_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec = {"steady": (10, 10, "simple"), "shaky": (8, 10, "simple"), "short": (5, 5, "simple")}
     path = write_results(tmp_path / "r.json", suite_of(spec))
-    code, out, _ = report(capsys, str(path), "--k", "1,3", "--unattended-runs", "7")
+    code, out, _ = report(capsys, str(path), "--k", "1,3", "--unattended-runs", "7", "--wide")
     assert code == 0
     lines = out.splitlines()
-    head = lines[0].split()
+    head = next(line for line in lines if line.startswith("task ")).split()
     assert "pass^7*" in head and "pass@7" in head  # added to the ks and marked
     # shaky: pass^7 = C(8,7)/C(10,7) = 8/120 = 0.067; short: n=5 < 7, undefined, shown, not capped.
     shaky = next(line.split() for line in lines if line.startswith("shaky"))
     assert shaky[head.index("pass^7*") - 1] == "0.067"  # (-1: the "95% CI" header is two words)
-    assert any(line.startswith("Unattended, 7 runs between looks: mean pass^7 0.533 (") for line in lines)
+    said = words(out)
+    assert any(line.startswith("Unattended, 7 runs between looks: mean pass^7 0.533 (") for line in said)
     # expected failing tasks over 7 runs: (1 - 1) + (1 - 8/120) = 0.9 of the 2 tasks with n >= 7
-    assert any("expect 0.9 of 2 tasks to fail at least once in 7 runs." in line for line in lines)
-    assert "Note: pass^7 is undefined (n<k) for 1 task: short (n=5)" in out
+    assert any("expect 0.9 of 2 tasks to fail at least once in 7 runs." in line for line in said)
+    assert any(line.startswith("Note: pass^7 is undefined (n<k) for 1 task: short (n=5)") for line in said)
     assert lines[-1] == "* pass^7 (marked): the chance that all 7 unattended runs between two looks pass."
     data = json.loads(report(capsys, str(path), "--format", "json", "--unattended-runs", "7")[1])
     assert data["ks"] == [1, 3, 5, 7, 10] and data["unattended_runs"] == 7

@@ -142,3 +142,30 @@ def test_parse_gate() -> None:
     assert fields == ("mean_pass^", 10, ">=", 0.75, "mean_pass^10")
     with pytest.raises(PasshatError):
         parse_gate("")
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        # shaky is 8/10. pass@1 = 1 - C(2,1)/C(10,1) = 8/10 exactly: it holds at 0.8. The float product form gave
+        # 0.7999999999999999 and failed this gate.
+        pytest.param("pass@1>=0.8", 0, id="pass-at-1-at-exactly-8-of-10"),
+        pytest.param("pass_rate>=0.8", 0, id="pass-rate-at-exactly-8-of-10"),
+        pytest.param("pass@1>0.8", 1, id="not-above"),
+        # pass^2 = C(8,2)/C(10,2) = 28/45 = 0.6222...; the decimal 0.6222222222222222 (16 digits) is below 28/45,
+        # so >= holds and <= fails: the comparison is of the exact fraction with the number as written.
+        pytest.param("pass^2>=0.6222222222222222", 0, id="exact-above-a-decimal"),
+        pytest.param("pass^2<=0.6222222222222222", 1, id="exact-not-below"),
+        # mean pass^2 = (1 + 28/45 + 1) / 3 = 118/135 = 0.874074...
+        pytest.param("mean_pass^2>=0.874074074074074", 0, id="mean-exact"),
+        pytest.param("mean_pass^2<=0.874074074074074", 1, id="mean-exact-not-below"),
+    ],
+)
+def test_gates_compare_exact_fractions(results: Path, capsys: pytest.CaptureFixture[str], text: str, code: int) -> None:
+    assert gate(capsys, results, text)[0] == code
+
+
+def test_a_gate_needs_a_finite_number(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for text in ("flaky<=nan", "errors<=inf"):
+        code, lines = gate(capsys, results, text)
+        assert code == 2 and "is not a number" in lines[0], lines

@@ -23,11 +23,9 @@ from test_report_figures import trial_row
 from passhat.cli import main
 from passhat.report import _parallel
 from passhat.report._plots import _ticks
-from passhat.report._report import _columns
-from passhat.report._summary import summarize
+from passhat.report._tables import columns
 from passhat.results import _progress
 from passhat.results._progress import Counted, Progress, for_file
-from passhat.results._rows import iter_trials
 
 ODD = '<script>alert("odd & co")</script>'  # a user's task name: must come back as text, never as markup
 TASK_FIELDS = (
@@ -52,6 +50,9 @@ def expected_figures(data: dict[str, Any]) -> dict[str, Any]:
         want.update({at + name: t[name] for name in TASK_FIELDS})
         for field in ("pass_at_k", "pass_hat_k"):
             want.update({f"{at}{field}.{k}": value for k, value in t[field].items()})
+        want.update({f"{at}verdict.verdict": t["verdict"]["verdict"], f"{at}verdict.ci_95": t["verdict"]["ci_95"]})
+        for i, reason in enumerate(t["infra_error_reasons"]):
+            want.update({f"{at}infra_error_reasons.{i}.{key}": reason[key] for key in ("reason", "count")})
     for p in data["suite"]["providers"]:
         at = f"(suite)|{p['provider']}|"
         want.update({at + name: p[name] for name in ("tasks", "all_pass", "flaky", "never_pass", "errors", "icc1")})
@@ -61,7 +62,9 @@ def expected_figures(data: dict[str, Any]) -> dict[str, Any]:
         want.update({f"(gate)|{g['gate']}|passed": g["passed"], f"(gate)|{g['gate']}|failures": g["failures"]})
     want.update({"(report)||unattended_runs": data["unattended_runs"],
                  "(report)||bootstrap.resamples": data["bootstrap"]["resamples"],
-                 "(report)||bootstrap.seed": data["bootstrap"]["seed"]})  # fmt: skip
+                 "(report)||bootstrap.seed": data["bootstrap"]["seed"],
+                 "(report)||verdict.k": data["verdict"]["k"], "(report)||verdict.threshold": data["verdict"]["threshold"],
+                 **{f"(report)||provenance.{key}": value for key, value in data["provenance"].items()}})  # fmt: skip
     for s in (data.get("history") or {}).get("series", []):
         for b in s["batches"]:
             want[f"{s['task']}|{s['provider']}|history.{b['eval_id']}.mean"] = b["mean"]
@@ -146,13 +149,34 @@ def test_every_figure_is_the_json_reports(results: Path, tmp_path: Path, capsys:
         assert line in "".join(page.text)
 
 
-def test_the_table_has_the_cells_of_the_table_format(
+def test_the_tables_have_the_cells_of_the_table_format(
     results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    page, _ = html_and_json(capsys, results, tmp_path / "report.html", "--unattended-runs", "3")
-    summaries = summarize(iter_trials(results), (1, 3, 5, 10))
-    head, rows, _ = _columns(summaries, (1, 3, 5, 10), 3, "{}*")  # what `--format table` lays out
-    assert page.tables["tasks"] == [head, *rows]  # "pass^3*": the unattended k, marked in both
+    page, data = html_and_json(capsys, results, tmp_path / "report.html", "--unattended-runs", "3")
+    head, rows, _ = columns(data, 3)  # what `--format table --wide` lays out
+    main, more = page.tables["tasks"], page.tables["tasks-more"]  # the columns split in two, names in both
+    assert [row[0] for row in main] == [row[0] for row in more] == ["task", *(row[0] for row in rows)]
+    assert main[0] == [
+        "task",
+        "provider",
+        "tier",
+        "n",
+        "pass",
+        "err",
+        "unsc",
+        "pass@1",
+        "95% CI",
+        "pass^3*",
+        "pass^5",
+        "pass^10",
+        "flaky",
+        "$/success",
+        "+runs",
+    ]  # "pass^3*": the unattended k, marked
+    assert more[0] == ["task", "provider", "pass@3", "pass@5", "pass@10", "clean", "mean s", "p90 s", "turns", "mean $"]
+    for shown in (main, more):
+        picked = [head.index(name) for name in shown[0]]
+        assert shown[1:] == [[row[i] for i in picked] for row in rows]
 
 
 def test_task_names_are_text_not_markup(results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -162,6 +186,7 @@ def test_task_names_are_text_not_markup(results: Path, tmp_path: Path, capsys: p
     assert "<script" not in raw  # escaped everywhere: table, plots' labels and titles, attributes
     assert "&lt;script&gt;alert(&quot;odd &amp; co&quot;)&lt;/script&gt;" in raw
     assert ODD in [row[0] for row in page.tables["tasks"]]  # and read back as the name itself
+    assert f"{ODD} [sonnet]" in [row[0] for row in page.tables["verdict"]]  # two providers: named
     assert f"{ODD}|sonnet|cost_per_success_usd" in page.figures  # $0.30 / 2 passes
     assert page.figures[f"{ODD}|sonnet|cost_per_success_usd"] == [pytest.approx(0.15)] * 2
 
@@ -358,8 +383,11 @@ def test_progress_counts_every_byte(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     path = write_results(tmp_path / "results.json", [trial_row(f"t{i % 5}", "pass") for i in range(300)])
     monkeypatch.setattr(_parallel, "PARALLEL_BYTES", 0 if two_parts else 1 << 40)
     progress = Progress(io.StringIO(), path.stat().st_size, "results.json", clock=Clock())
-    groups = _parallel.fold_file(path, progress)
+    wrapper: dict[str, Any] = {}
+    groups = _parallel.fold_file(path, progress, wrapper)
     assert sum(g.n for g in groups.values()) == 300
+    # The wrapper's provenance is read whichever process reads which half (evalId before the rows, metadata after).
+    assert (wrapper["eval_id"], wrapper["promptfoo_version"]) == ("eval-abc-2025-01-01T00:00:00", "0.123.1")
     assert progress.done + progress.elsewhere() == path.stat().st_size  # head here + tail in the child
     if two_parts:
         assert 0 < progress.done < path.stat().st_size  # the head was read here, the tail in the child

@@ -129,8 +129,12 @@ def test_jsonl_reads_like_json(tmp_path: Path, capsys: pytest.CaptureFixture[str
     as_json = write_results(tmp_path / "results.json", rows)
     as_jsonl = write_jsonl(tmp_path / "results.jsonl", rows)
     assert load_trials(as_jsonl) == load_trials(as_json)
-    outputs = [report(capsys, str(path), "--format", "json")[1] for path in (as_json, as_jsonl)]
+    outputs = [json.loads(report(capsys, str(path), "--format", "json")[1]) for path in (as_json, as_jsonl)]
+    # The same figures; only where they come from differs: a JSONL file has no wrapper (no eval id, date, version).
+    provenance = [data.pop("provenance") for data in outputs]
     assert outputs[0] == outputs[1]
+    assert provenance[1] == {**provenance[0], "source": str(as_jsonl), "eval_id": None, "date": None,
+                             "promptfoo_version": None, "description": None}  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from passhat.stats._estimators import pass_at_k, pass_hat_k
+from passhat.stats._estimators import pass_at_k, pass_at_k_exact, pass_hat_k, pass_hat_k_exact
 
 
 def brute_force(n: int, c: int, k: int) -> tuple[Fraction, Fraction]:
@@ -24,8 +24,32 @@ GRID = [(n, c, k) for n in range(1, 11) for c in range(n + 1) for k in range(1, 
 @pytest.mark.parametrize(("n", "c", "k"), GRID)
 def test_matches_brute_force(n: int, c: int, k: int) -> None:
     at_k, hat_k = brute_force(n, c, k)
-    assert pass_at_k(n, c, k) == pytest.approx(float(at_k), abs=1e-12)
-    assert pass_hat_k(n, c, k) == pytest.approx(float(hat_k), abs=1e-12)
+    assert (pass_at_k_exact(n, c, k), pass_hat_k_exact(n, c, k)) == (at_k, hat_k)
+    assert (pass_at_k(n, c, k), pass_hat_k(n, c, k)) == (float(at_k), float(hat_k))  # rounded once: exact
+
+
+def product_form(n: int, c: int, k: int) -> float:
+    """Chen et al.'s numerically stable product form of pass@k, in floating point (the reference code's)."""
+    return 1.0 if n - c < k else 1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1))
+
+
+def test_every_ratio_up_to_20_is_correctly_rounded() -> None:
+    # Every n <= 20, c <= n, k <= n: the float is the exact fraction rounded once (float(Fraction) is correctly
+    # rounded), so 8/10 is the double nearest 0.8 and the same double as float("0.8").
+    wrong = []
+    for n in range(1, 21):
+        for c in range(n + 1):
+            for k in range(1, n + 1):
+                at_k = 1 - Fraction(math.comb(n - c, k), math.comb(n, k))
+                hat_k = Fraction(math.comb(c, k), math.comb(n, k))
+                if (pass_at_k(n, c, k), pass_hat_k(n, c, k)) != (float(at_k), float(hat_k)):
+                    wrong.append((n, c, k))
+                # The product form agrees to rounding, no better: it is a reference, not the estimator.
+                assert product_form(n, c, k) == pytest.approx(float(at_k), abs=1e-15)
+    assert wrong == []
+    assert pass_at_k(10, 8, 1) == 0.8 == float("0.8")  # the product form gives 0.7999999999999999
+    assert pass_at_k(10, 6, 1) == 0.6  # and 0.5999999999999999 here
+    assert product_form(10, 8, 1) != 0.8  # why the product form is not used
 
 
 @pytest.mark.parametrize(
@@ -248,3 +272,55 @@ def test_nearest_rank_hand_computed() -> None:
     assert nearest_rank([float(v) for v in range(10, 0, -1)], 90) == 9.0
     assert nearest_rank([float(v) for v in range(1, 21)], 90) == 18.0
     assert nearest_rank([], 90) is None
+
+
+# --- the verdict's interval for pass^k and the trials that would decide it -----------------------------------------
+
+
+def test_pass_hat_k_interval_is_wilson_to_the_kth() -> None:
+    from passhat.stats._estimators import pass_hat_k_interval, wilson_interval
+
+    # 6/10: Wilson [0.3126738, 0.8318197]; pass^3 in [0.3126738³, 0.8318197³] = [0.030568, 0.575561].
+    low, high = pass_hat_k_interval(10, 6, 3) or (0, 0)
+    assert (low, high) == (pytest.approx(0.3126738**3, rel=1e-6), pytest.approx(0.8318197**3, rel=1e-6))
+    for n, c, k in [(10, 10, 10), (5, 0, 3), (3, 2, 7)]:  # n < k too: it needs the rate, not k draws
+        wlow, whigh = wilson_interval(n, c) or (0, 0)
+        assert pass_hat_k_interval(n, c, k) == (wlow**k, whigh**k)
+    assert pass_hat_k_interval(0, 0, 3) is None
+
+
+def _decided(n: float, rate: float, k: int, t: float) -> bool:
+    from passhat.stats._estimators import Z95
+
+    z2 = Z95 * Z95
+    center = (rate + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 / (1 + z2 / n) * math.sqrt(rate * (1 - rate) / n + z2 / (4 * n * n))
+    low, high = max(0.0, center - half), min(1.0, center + half)
+    return low**k >= t or high**k < t
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "t"),
+    [(10, 10, 10, 0.9), (10, 9, 3, 0.5), (20, 19, 7, 0.5), (10, 6, 10, 0.9), (4, 1, 2, 0.2), (30, 27, 5, 0.5)],
+)
+def test_runs_to_decide_is_the_first_count_that_decides(n: int, c: int, k: int, t: float) -> None:
+    from passhat.stats._estimators import runs_to_decide
+
+    more = runs_to_decide(n, c, k, t)
+    assert more is not None
+    assert _decided(n + more, c / n, k, t)
+    assert more == 0 or not _decided(n + more - 1, c / n, k, t)
+
+
+def test_runs_to_decide_hand_computed_and_never() -> None:
+    from passhat.stats._estimators import runs_to_decide
+
+    # 10/10 against pass^10 >= 0.9: all passes at N trials give Wilson low N / (N + z²); need (N / (N + 3.8415))^10
+    # >= 0.9: N >= 363 (0.90008; N = 362 gives 0.89982): 353 more.
+    assert runs_to_decide(10, 10, 10, 0.9) == 353
+    assert runs_to_decide(10, 6, 10, 0.9) == 0  # already decided: not safe
+    assert runs_to_decide(10, 5, 1, 0.5) is None  # the rate is exactly the threshold: no count decides it
+    assert runs_to_decide(10, 10, 3, 1.0) is None  # all passes can never prove pass^3 >= 1
+    assert runs_to_decide(0, 0, 3, 0.9) is None
+    with pytest.raises(ValueError, match="threshold must be in"):
+        runs_to_decide(10, 5, 1, 0.0)

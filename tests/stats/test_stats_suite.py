@@ -1,5 +1,6 @@
-"""Suite-level statistics: ICC(1) by hand and by a plain ANOVA; the bootstrap against exact moments,
-scipy's binomial law and a naive two-stage bootstrap written out loop by loop."""
+"""Suite-level statistics: ICC(1) by hand and by a plain ANOVA; the sampled bootstrap against exact moments,
+scipy's binomial law and a naive two-stage bootstrap written out loop by loop; the exact bootstrap law against
+every outcome of a tiny suite enumerated; the Monte Carlo error of the default interval across seeds."""
 
 from __future__ import annotations
 
@@ -11,13 +12,16 @@ from statistics import fmean
 import pytest
 from scipy import stats as scipy_stats
 
+from passhat.stats import _bootstrap as bs
 from passhat.stats import _suite as ss
+from passhat.stats._bootstrap import (
+    mean_pass_hat_k_interval,
+    mean_pass_hat_k_intervals,
+)
 from passhat.stats._suite import (
     binomial,
     icc1,
     mean_pass_hat_k,
-    mean_pass_hat_k_interval,
-    mean_pass_hat_k_intervals,
     multinomial,
     paired_change,
     paired_change_interval,
@@ -160,17 +164,17 @@ def mixture_moments(tasks: list[tuple[int, int]], k: int) -> tuple[float, float]
 def bootstrap_means(tasks: list[tuple[int, int]], k: int, resamples: int, seed: int = 0) -> list[float]:
     """Every resample's mean, by passhat's sampler (the interval's raw material)."""
     captured: list[float] = []
-    original = ss._percentile_interval
+    original = bs._percentile_interval
 
     def capture(means: list[float], level: float) -> tuple[float, float]:
         captured.extend(means)
         return original(means, level)
 
-    ss._percentile_interval = capture  # type: ignore[assignment]
+    bs._percentile_interval = capture  # type: ignore[assignment]
     try:
-        mean_pass_hat_k_interval(tasks, k, resamples=resamples, seed=seed)
+        mean_pass_hat_k_interval(tasks, k, resamples=resamples, seed=seed, exact_work=0)
     finally:
-        ss._percentile_interval = original  # type: ignore[assignment]
+        bs._percentile_interval = original  # type: ignore[assignment]
     return captured
 
 
@@ -214,7 +218,7 @@ def test_bootstrap_matches_exact_moments(name: str, k: int) -> None:
 @pytest.mark.parametrize("name", sorted(SUITES))
 def test_bootstrap_interval_matches_naive_two_stage(name: str) -> None:
     tasks = SUITES[name]
-    low, high = mean_pass_hat_k_interval(tasks, 3, resamples=3000, seed=11)
+    low, high = mean_pass_hat_k_interval(tasks, 3, resamples=3000, seed=11, exact_work=0)
     naive_low, naive_high = naive_interval(tasks, 3, resamples=3000, seed=12)
     assert low == pytest.approx(naive_low, abs=0.035)
     assert high == pytest.approx(naive_high, abs=0.035)
@@ -223,10 +227,12 @@ def test_bootstrap_interval_matches_naive_two_stage(name: str) -> None:
 
 def test_bootstrap_is_seeded_and_deterministic() -> None:
     tasks = SUITES["few-tasks"]
-    first = mean_pass_hat_k_intervals(tasks, [1, 3, 10], seed=5)
-    assert mean_pass_hat_k_intervals(tasks, [1, 3, 10], seed=5) == first
-    assert mean_pass_hat_k_intervals(tasks, [1, 3, 10], seed=6) != first
-    assert first[3] == mean_pass_hat_k_interval(tasks, 3, seed=5)  # ks share draws, not seeds
+    first = mean_pass_hat_k_intervals(tasks, [1, 3, 10], seed=5, exact_work=0)
+    assert mean_pass_hat_k_intervals(tasks, [1, 3, 10], seed=5, exact_work=0) == first
+    assert mean_pass_hat_k_intervals(tasks, [1, 3, 10], seed=6, exact_work=0) != first
+    assert first[3] == mean_pass_hat_k_interval(tasks, 3, seed=5, exact_work=0)  # ks share draws, not seeds
+    # The exact law has no seed: every seed gives the same interval.
+    assert mean_pass_hat_k_intervals(tasks, [1, 3, 10], seed=5) == mean_pass_hat_k_intervals(tasks, [1, 3, 10])
 
 
 def test_bootstrap_edges() -> None:
@@ -239,6 +245,8 @@ def test_bootstrap_edges() -> None:
     assert mean_pass_hat_k([(2, 0), (3, 3), (10, 6)], 3) == pytest.approx((1 + 20 / 120) / 2)
     with pytest.raises(ValueError, match="resamples >= 1"):
         mean_pass_hat_k_interval([(3, 3)], 1, resamples=0)
+    with pytest.raises(ValueError, match="0 < level < 1"):
+        mean_pass_hat_k_interval([(3, 3)], 1, level=1.0)
 
 
 def test_paired_change() -> None:

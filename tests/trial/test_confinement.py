@@ -19,10 +19,11 @@ from conftest import ROOT, TASKS
 from passhat._errors import PasshatError
 from passhat.graders import grade_promptfoo
 from passhat.tasks._load import load_task
-from passhat.trial import _isolation
+from passhat.trial import _git, _isolation
 from passhat.trial._agent import launcher
 from passhat.trial._config import parse_config
-from passhat.trial._isolation import bwrap_arguments, confinement
+from passhat.trial._isolation import Jail, bwrap_arguments, confinement
+from passhat.trial._limits import Cgroups, Limits
 from passhat.trial._provider import call_api
 from passhat.trial._sandbox import prepare_base
 
@@ -92,11 +93,11 @@ def test_view_hides_home_and_state_and_binds_only_the_trial_back(tmp_path, monke
     )
     text = " ".join(args)
     assert text.startswith(
-        "--ro-bind / / --dev /dev --proc /proc --cap-drop ALL --unshare-pid --unshare-ipc "
-        "--new-session --die-with-parent"
+        "--ro-bind / / --dev /dev --proc /proc --ro-bind /proc/sys /proc/sys --unshare-pid --unshare-ipc "
+        "--unshare-net --unshare-uts --unshare-cgroup-try --hostname passhat-trial --new-session --die-with-parent"
     )
-    assert "--unshare-net" not in args  # loopback reaches the scripted model
-    assert f"--tmpfs {host_home} " in text and "--perms 01777 --tmpfs /tmp " in text
+    assert "--cap-drop ALL" in text  # as root only CAP_SETUID/SETGID stay, for setpriv's drop to the trial's uid
+    assert f"--tmpfs {host_home} " in text and "--perms 01777 --size 536870912 --tmpfs /tmp " in text
     # the state dir and tasks sit inside the hidden HOME: already empty, no second tmpfs
     assert f"--tmpfs {state}" not in text and f"--tmpfs {host_home}/proj/tasks" not in text
     binds = [args[i + 1] for i, arg in enumerate(args) if arg == "--bind"]
@@ -167,8 +168,11 @@ def test_bwrap_is_missing_and_explicitly_requested_call_api_says_the_fix(tmp_pat
 
 @needs_bwrap
 def test_the_launcher_runs_the_cli_under_bwrap_and_keeps_the_args_file_to_itself(tmp_path):
-    text = launcher(tmp_path, ["HOME", "PASSHAT_BWRAP_ARGS"], "/usr/bin/bwrap").read_text()
-    assert "/usr/bin/setsid /usr/bin/bwrap --args 3 -- " in text and '3< "$PASSHAT_BWRAP_ARGS"' in text
+    jail = Jail("/usr/bin/bwrap", [], 1234567, Limits(), tmp_path / "model.sock", None, Cgroups([]), tmp_path)
+    text = launcher(tmp_path, ["HOME", "PASSHAT_BWRAP_ARGS"], jail).read_text()
+    assert "/usr/bin/bwrap --args 3 -- /usr/bin/setpriv --reuid=1234567 --regid=1234567 --clear-groups" in text
+    assert f"_inside.py --socket {tmp_path / 'model.sock'} --port 8787 --" in text
+    assert text.count("/usr/bin/setsid /usr/bin/prlimit --fsize=") == 1 and '3< "$PASSHAT_BWRAP_ARGS"' in text
     assert '"PASSHAT_BWRAP_ARGS=' not in text  # read by the launcher, not passed on to the CLI
 
 
@@ -283,9 +287,15 @@ def test_deleting_the_base_workspace(tmp_path, fake_model, isolation, blocked):
     "reset", [pytest.param(True, id="base-git-restored"), pytest.param(False, id="agent-git-kept-escapes")]
 )
 def test_git_config_and_hooks_planted_by_the_agent_never_run_on_the_host(tmp_path, fake_model, monkeypatch, reset):
-    """passhat runs git in the work dir after the trial, outside bwrap: the agent's .git must not come along."""
+    """passhat runs git in the work dir after the trial, outside bwrap: the agent's .git must not come along.
+
+    Two defences: the base's .git replaces the agent's, and passhat's git runs with hooks and fsmonitor off.
+    Off, both, the attack works."""
     if not reset:
         monkeypatch.setattr(_isolation, "reset_git_dir", lambda workdir, base: None)
+        unsafe = {k: v for k, v in _git._ENV.items() if not k.startswith("GIT_CONFIG_")}
+        unsafe |= {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}
+        monkeypatch.setattr(_git, "_ENV", unsafe)
     planted = [Path("/tmp") / f"passhat-escape-{name}-{uuid.uuid4().hex}" for name in ("fsmonitor", "hook")]
     try:
         response = attack(
@@ -296,13 +306,15 @@ def test_git_config_and_hooks_planted_by_the_agent_never_run_on_the_host(tmp_pat
                 f"printf '#!/bin/sh\\ntouch {planted[1]}\\n' > .git/hooks/post-index-change",
                 "chmod +x .git/hooks/post-index-change && echo mine > own.txt",
             ],
+            check=reset,  # off: the planted fsmonitor also fails passhat's git, an agent_crash
         )
         ran = [path.exists() for path in planted]
     finally:
         for path in planted:
             path.unlink(missing_ok=True)
     assert ran == [not reset, not reset]
-    assert response["metadata"]["changed_paths"] == ["own.txt"]
+    if reset:
+        assert response["metadata"]["changed_paths"] == ["own.txt"]
 
 
 @needs_bwrap

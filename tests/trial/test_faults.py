@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, TASKS
 
 from passhat.trial._provider import call_api
 
@@ -59,7 +59,10 @@ def assert_nothing_left(tmp_path, response):
         pytest.param(
             "hang", {"api_timeout_s": 2, "max_retries": 0}, "infra_error", True, id="server-hangs-api-timeout"
         ),
-        pytest.param("hang", {"timeout_s": 4}, "timeout", False, id="server-hangs-past-deadline"),
+        pytest.param("hang", {"timeout_s": 4}, "infra_error", True, id="server-hangs-past-deadline"),
+        pytest.param(
+            "hang", {"api_timeout_s": 5, "timeout_s": 20}, "infra_error", True, id="server-hangs-retries-past-deadline"
+        ),
         pytest.param("oracle", {"max_turns": 1}, "max_turns", False, id="max-turns"),
     ],
 )
@@ -105,3 +108,36 @@ def test_cli_killed_mid_trial_is_an_infra_error(tmp_path, fake_model):
     assert response["metadata"]["status"] == "infra_error"
     assert "error" in response and "exit code -9" in response["error"]
     assert_nothing_left(tmp_path, response)
+
+
+def test_a_dead_endpoint_stops_costing_retries_after_a_few_trials(tmp_path, fake_model):
+    """The model server dies mid-eval: two trials find out the slow way, the third fails at once naming the
+    endpoint and the first error; once the server is back, the next trial runs (what --retry-errors needs)."""
+    from passhat.fake_model import start_in_thread
+
+    dead = start_in_thread(TASKS, "oracle")
+    url = dead.url
+    dead.stop()
+    config = {"fake_model_url": url, "unreachable_after": 2, "max_retries": 0, "api_timeout_s": 3}
+    walls = []
+    for repeat in range(3):
+        response, wall = trial(tmp_path, fake_model, "oracle", repeat=repeat, **config)
+        assert response["metadata"]["status"] == "infra_error"
+        walls.append(wall)
+    assert "could not be reached by the last 2 trials" in response["error"] and "first error" in response["error"]
+    assert walls[2] < 5 and walls[2] < walls[0]
+    back = start_in_thread(TASKS, "oracle", port=dead.server_address[1], secret=dead.secret)
+    try:
+        response, _ = trial(tmp_path, fake_model, "oracle", repeat=3, **{**config, "fake_model_url": back.url})
+    finally:
+        back.stop()
+    assert response["metadata"]["status"] == "ok"
+
+
+def test_an_unwritable_state_dir_is_one_line_with_task_and_repeat(tmp_path, fake_model):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    response, _ = trial(tmp_path, fake_model, "oracle", repeat=4, state_dir=str(blocker / "state"))
+    assert response["metadata"] == {"task_id": "py-median", "repeat_index": 4, "status": "infra_error"}
+    assert "\n" not in response["error"] and "Traceback" not in response["error"]
+    assert "make the state dir" in response["error"] and str(blocker) in response["error"]

@@ -106,8 +106,7 @@ def test_without_claude_md_no_project_settings_leak_in(tmp_path, fake_model):
 def test_the_cli_sees_a_scrubbed_environment(tmp_path, fake_model, monkeypatch):
     monkeypatch.setenv("PASSHAT_TEST_SECRET", "do-not-leak")
     response = _call(tmp_path, fake_model, fake_script="noop", env={"VISIBLE_FLAG": "1"})
-    launcher_dir = tmp_path / "state" / "launchers"
-    launcher = next(launcher_dir.iterdir()).read_text()
+    launcher = (Path(response["metadata"]["trial_dir"]) / "launcher.sh").read_text()
     assert "/usr/bin/env -i" in launcher and "setsid" in launcher
     assert "PASSHAT_TEST_SECRET" not in launcher and "VISIBLE_FLAG" in launcher
     assert "passhat-scripted-model" not in launcher  # values (keys!) never land on disk

@@ -15,8 +15,8 @@ HELP = "check tasks without a model: solution.patch passes every grader, the emp
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("tasks", nargs="*", help="task folders, e.g. tasks/bump-version")
     parser.add_argument("--all", action="store_true", help="every task under --tasks-dir")
-    parser.add_argument("--tasks-dir", default="tasks")
-    parser.add_argument("--state-dir", default=".passhat", help="where bases are cached")
+    parser.add_argument("--tasks-dir", default="tasks", help="folder of tasks/<id>/task.yaml (default tasks)")
+    parser.add_argument("--state-dir", default=".passhat", help="where bases are cached (default .passhat)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,11 +26,15 @@ def run(args: argparse.Namespace) -> int:
         msg = "check-task: name task folders (passhat check-task tasks/<id>) or pass --all, not both or neither"
         raise PasshatError(msg)
     tasks = load_tasks(args.tasks_dir) if args.all else [load_task(path) for path in args.tasks]
-    broken = 0
+    broken = []
     for task in tasks:
-        check = check_task(task, Path(args.state_dir))
-        broken += not check.ok
+        check = check_task(task, Path(args.state_dir))  # absolute (cli.main): bwrap --chdir needs it so
+        if not check.ok:
+            broken.append(task.id)
         for line in describe(check):
             print(line, flush=True)
-    print(f"{len(tasks) - broken} of {len(tasks)} task(s) valid" + (f"; {broken} broken" if broken else ""))
+    print(
+        f"{len(tasks) - len(broken)} of {len(tasks)} task(s) valid"
+        + (f"; {len(broken)} broken: {', '.join(broken)}" if broken else "")
+    )
     return 1 if broken else 0

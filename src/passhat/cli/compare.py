@@ -8,7 +8,7 @@ import sys
 from passhat.cli._args import open_fraction, whole_number
 from passhat.report._compare import run_compare
 from passhat.report._formats import FORMATS
-from passhat.stats._suite import RESAMPLES, SEED
+from passhat.stats._suite import PAIRED_RESAMPLES, SEED
 
 HELP = "per-task change in pass rate between two results files (or two providers in one): Fisher + Holm"
 
@@ -40,7 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--resamples",
         type=whole_number("--resamples", 1, "expected a positive whole number, e.g. 2000"),
-        default=RESAMPLES,
+        default=PAIRED_RESAMPLES,
         help="bootstrap resamples (default 2000)",
     )
 

@@ -3,19 +3,59 @@
 from __future__ import annotations
 
 import argparse
+import re
+
+from passhat.cli._args import hidden_alias
 
 HELP = "scripted Anthropic-compatible model server on loopback (no API key, drives the real CLI)"
 
 
+def script_forms() -> tuple[list[str], list[str]]:
+    """Every script the server takes and the modifiers an agent script may end in, as passhat.fake_model's
+    modules document them (a `    FORM  what it does` line each; modifiers as `SCRIPT+MODIFIER`)."""
+    from passhat.fake_model import _judge, _scripts
+
+    forms = [form for module in (_scripts, _judge) for form in re.findall(r"^ {4}(\S+)", module.__doc__ or "", re.M)]
+    named = {re.split(r"[:\[]", form)[0] for form in forms}
+    forms += [name for name in _judge.NAMES if name not in named]  # judge-shorter shares judge-longer's line
+    return forms, re.findall(r"`SCRIPT(\+[^`]+)`", _scripts.__doc__ or "")
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", choices=("127.0.0.1", "localhost"))
-    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    parser.add_argument("--tasks", default="tasks", help="folder of tasks (for the oracle script)")
-    parser.add_argument("--script", default="oracle", help="oracle | noop | flaky:P[:SEED] | error:STATUS")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port (default 0)")
+    parser.add_argument(
+        "--tasks-dir", default="tasks", help="folder of tasks/<id>/task.yaml, for the oracle (default tasks)"
+    )
+    hidden_alias(parser, "--tasks", "tasks_dir")  # its name before 0.1; check-task, regrade say --tasks-dir
+    forms, modifiers = script_forms()
+    parser.add_argument(
+        "--script", default="oracle", help=f"the default script (a provider's fake_script overrides it): "
+        f"{', '.join(forms)}; an agent script may end in {' or '.join(modifiers)} (default oracle)",
+    )  # fmt: skip
     parser.add_argument("--port-file", default=None, help="write the chosen port here once listening")
+    parser.add_argument(
+        "--url-file",
+        default=None,
+        help="write the URL with its secret (http://passhat:<secret>@127.0.0.1:PORT, mode 0600) here once listening; "
+        "give it to the harness as PASSHAT_FAKE_MODEL_URL",
+    )
+    parser.add_argument(
+        "--secret-file",
+        default=None,
+        help="the routes' secret (hex, 32+ digits) from this file (or $PASSHAT_FAKE_MODEL_SECRET); default random",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from passhat.fake_model import serve
 
-    return serve(host=args.host, port=args.port, tasks_dir=args.tasks, script=args.script, port_file=args.port_file)
+    return serve(
+        host=args.host,
+        port=args.port,
+        tasks_dir=args.tasks_dir,
+        script=args.script,
+        port_file=args.port_file,
+        url_file=args.url_file,
+        secret_file=args.secret_file,
+    )

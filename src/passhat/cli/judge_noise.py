@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from passhat._errors import PasshatError
-from passhat.cli._args import whole_number
+from passhat.cli._args import format_option, whole_number
 from passhat.judge._noise import _load_rows, collect, summary
 from passhat.report._formats import aligned
 
@@ -50,7 +50,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--tasks-dir", default=None, help="take judge graders from task.yaml here when the file lacks them"
     )
     parser.add_argument("-j", "--jobs", type=int, default=4, help="judge calls at once (default 4)")
-    parser.add_argument("--format", choices=("table", "json"), default="table")
+    format_option(parser, ("table", "json"))
 
 
 def run(args: argparse.Namespace) -> int:

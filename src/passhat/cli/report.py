@@ -8,7 +8,9 @@ import sys
 
 from passhat.cli._args import open_fraction, whole_number
 from passhat.report._report import REPORT_FORMATS, run_report, write_atomic
-from passhat.stats._suite import RESAMPLES, SEED
+from passhat.report._words import SAFE_AT
+from passhat.stats._bootstrap import MAX_RESAMPLES, MIN_RESAMPLES
+from passhat.stats._suite import SEED
 
 HELP = "pass@k / pass^k, intervals, flakiness and gates per task and provider from a promptfoo -o results file"
 
@@ -51,12 +53,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="exit 1 unless it holds, e.g. 'pass^7>=0.9', 'mean_pass^3>=0.8', 'flaky<=2', 'errors==0', "
         "'pass_rate>=0.5', 'clean_exit>=0.95' (repeatable)",
     )  # fmt: skip
+    parser.add_argument(
+        "--safe-at", type=open_fraction("--safe-at", "0.9"), default=SAFE_AT, metavar="P",
+        help="the verdict: safe for k unattended runs when the whole 95%% interval of pass^k is at or above P "
+        f"(default {SAFE_AT:g}); k is --unattended-runs, else the largest --k",
+    )  # fmt: skip
+    parser.add_argument(
+        "--wide", action="store_true", help="--format table: every column (default: what fits 120 columns)"
+    )
     parser.add_argument("--seed", type=int, default=SEED, help="bootstrap seed (default 0)")
     parser.add_argument(
         "--resamples",
-        type=whole_number("--resamples", 1, "expected a positive whole number, e.g. 2000"),
-        default=RESAMPLES,
-        help="bootstrap resamples (default 2000)",
+        type=whole_number("--resamples", 1, "expected a positive whole number, e.g. 20000"),
+        default=None,
+        help="Monte Carlo bootstrap resamples, exactly (default: the exact bootstrap when the suite is small, else "
+        f"from {MIN_RESAMPLES} doubling up to {MAX_RESAMPLES} until each bound's Monte Carlo error is small)",
     )
 
 
@@ -66,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     code = run_report(
         args.results, ks=args.k, form=args.format, out=out, unattended_runs=args.unattended_runs,
         ci_width=args.ci_width, gates=args.gate, seed=args.seed, resamples=args.resamples, history_db=args.db,
+        safe_at=args.safe_at, wide=args.wide,
     )  # fmt: skip
     if args.output is not None:
         write_atomic(args.output, buffer.getvalue())  # also when a gate failed: the report says which

@@ -1,19 +1,39 @@
 """`passhat validate [promptfooconfig.yaml]`: check every input before the first trial runs.
 
-The passhat providers' `config:` blocks, every task the suite's test generator would load,
-and `--repeat` against the largest k you will report. One clear error (exit 2) or a summary.
+Promptfoo drops a key it does not know (`confg:` for `config:`) without a word, and waits forever on a
+provider file it cannot load (`file://providers/claude-code.py`), so this checks what it would not:
+the keys of the config and of every provider entry, that each `file://` provider exists, the passhat
+providers' `config:`, every task the suite's test generator would load, `--repeat` against the largest k
+you will report, and per passhat provider that it has a model to call (the scripted model, or real Claude
+on opt-in) and a writable state dir. One clear error (exit 2) naming the file, the key and the fix, or a
+summary — never "ok" when no passhat provider was checked.
 """
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import difflib
+import os
+import re
+import tempfile
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 import yaml
 
 from passhat._errors import PasshatError, yaml_position
+from passhat.cli._args import k_list
+
+if TYPE_CHECKING:
+    from passhat.trial._config import ProviderConfig
 
 _PROVIDER_FILE = "providers/claude_code.py"
+# promptfoo 0.123.1's UnifiedConfigSchema and ProviderOptionsSchema: the keys it reads, dropping the rest.
+_TOP_KEYS = ("description", "tags", "providers", "targets", "prompts", "tests", "scenarios", "defaultTest",
+             "outputPath", "sharing", "nunjucksFilters", "env", "derivedMetrics", "extensions", "metadata",
+             "redteam", "writeLatestResults", "tracing", "evaluateOptions", "commandLineOptions")  # fmt: skip
+_PROVIDER_KEYS = ("id", "label", "config", "prompts", "transform", "delay", "env", "inputs")
+_FILE_ID = re.compile(r"^(file://|python:)(.+?\.\w+)(:\w+)?$")  # file://path.py[:function]
 
 
 def _load_config(path: Path) -> dict:
@@ -31,21 +51,104 @@ def _load_config(path: Path) -> dict:
     return data
 
 
+def _near(key: str, known: tuple[str, ...]) -> str | None:
+    return next(iter(difflib.get_close_matches(key, known, n=1, cutoff=0.7)), None)
+
+
+def _check_top_keys(path: Path, data: dict) -> None:
+    for key in data:
+        if key not in _TOP_KEYS and (near := _near(str(key), _TOP_KEYS)):
+            raise PasshatError(f"{path}: key {key!r}: promptfoo ignores it; did you mean {near!r}? rename it")
+
+
+def _provider_file(path: Path, where: str, provider_id: str) -> Path | None:
+    """The file of a `file://` (or `python:`) provider, checked to exist; None for other providers."""
+    match = _FILE_ID.match(provider_id)
+    if not match:
+        return None
+    prefix, written, function = match.group(1), match.group(2), match.group(3) or ""
+    file = path.parent / written  # promptfoo resolves it against the config's folder; an absolute path stays
+    if file.is_file():
+        return file
+    fix = f"give its path relative to {path.parent}, e.g. file://{_PROVIDER_FILE}"
+    siblings = [p.name for p in file.parent.iterdir() if p.is_file()] if file.parent.is_dir() else []
+    if near := next(iter(difflib.get_close_matches(file.name, siblings, n=1, cutoff=0.6)), None):
+        fix = f"did you mean {prefix}{PurePosixPath(written).with_name(near)}{function}?"
+    msg = f"{path}: key '{where}.id': {provider_id!r}: no such file {file} (promptfoo would hang on it); {fix}"
+    raise PasshatError(msg)
+
+
+def _is_passhat(file: Path) -> bool:
+    return file.name == "claude_code.py" or "passhat.trial" in file.read_text(encoding="utf-8", errors="replace")
+
+
 def _passhat_providers(path: Path, data: dict) -> list[tuple[str, dict]]:
-    providers = data.get("providers")
+    providers = data.get("providers", data.get("targets"))
     if not isinstance(providers, list) or not providers:
-        raise PasshatError(f"{path}: field 'providers' must be a non-empty list; add file://{_PROVIDER_FILE}")
-    found = []
+        raise PasshatError(f"{path}: key 'providers' must be a non-empty list; add - id: file://{_PROVIDER_FILE}")
+    found, ids = [], []
     for index, entry in enumerate(providers):
+        where = f"providers[{index}]"
+        if isinstance(entry, dict) and "id" not in entry and len(entry) == 1:  # {ID: {config: ...}}
+            [(provider_id, options)] = entry.items()
+            entry = {"id": provider_id, **options} if isinstance(options, dict) else entry
         entry = {"id": entry} if isinstance(entry, str) else entry
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
-            raise PasshatError(f"{path}: field 'providers[{index}]': {entry!r}: each provider needs an `id`")
-        if entry["id"].endswith(_PROVIDER_FILE):
+            raise PasshatError(f"{path}: key '{where}': {entry!r}: each provider needs an `id`")
+        for key in entry:
+            if key not in _PROVIDER_KEYS:
+                hint = f"did you mean {near!r}? " if (near := _near(str(key), _PROVIDER_KEYS)) else ""
+                msg = f"{path}: key '{where}.{key}': promptfoo ignores it; {hint}a provider takes {', '.join(_PROVIDER_KEYS)}"
+                raise PasshatError(msg)
+        ids.append(entry["id"])
+        file = _provider_file(path, where, entry["id"])
+        if file is not None and _is_passhat(file):
             config = entry.get("config") or {}
             if not isinstance(config, dict):
-                raise PasshatError(f"{path}: field 'providers[{index}].config': {config!r}: expected a mapping")
+                raise PasshatError(f"{path}: key '{where}.config': {config!r}: expected a mapping")
             found.append((entry.get("label") or entry["id"], config))
+    if not found:
+        msg = (f"{path}: key 'providers': no passhat provider among {', '.join(ids)}, so there is nothing to check; "
+               f"add - id: file://{_PROVIDER_FILE}")  # fmt: skip
+        raise PasshatError(msg)
     return found
+
+
+def _model(path: Path, label: str, config: ProviderConfig) -> str:
+    """Where the provider's trials will send their requests; an error when nowhere."""
+    from passhat._fake_route import redact
+    from passhat.trial._config import FAKE_MODEL_ENV, REAL_CLAUDE_ENV, model_endpoint
+
+    if config.fake_model_url:
+        try:
+            model_endpoint(config, "validate", 0)  # the provider's own check of the URL (its secret)
+        except PasshatError as error:
+            raise PasshatError(f"{path}: provider {label!r}: {error}") from None
+        return f"the scripted model at {redact(config.fake_model_url)}"
+    real, key = os.environ.get(REAL_CLAUDE_ENV) == "1", bool(os.environ.get("ANTHROPIC_API_KEY"))
+    if real and key:
+        return f"real Claude ({REAL_CLAUDE_ENV}=1 and ANTHROPIC_API_KEY set: this spends tokens)"
+    why = (f"{REAL_CLAUDE_ENV}=1 but ANTHROPIC_API_KEY is not set" if real
+           else f"ANTHROPIC_API_KEY is set but {REAL_CLAUDE_ENV} is not 1, and a key alone never spends money" if key
+           else f"neither {FAKE_MODEL_ENV} nor {REAL_CLAUDE_ENV}=1 with ANTHROPIC_API_KEY is set")  # fmt: skip
+    msg = (f"{path}: provider {label!r}: no model to run against ({why}); start `passhat fake-model` and set "
+           f"{FAKE_MODEL_ENV} (or `fake_model_url:` in its config), or export {REAL_CLAUDE_ENV}=1 and "
+           "ANTHROPIC_API_KEY for real Claude")  # fmt: skip
+    raise PasshatError(msg)
+
+
+def _unwritable(folder: Path) -> str | None:
+    """Why passhat could not create `folder` and files in it, or None."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is a file, not a folder"
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".passhat-validate-", dir=existing))
+    except OSError as error:
+        return f"cannot create a folder in {existing} ({error.strerror})"
+    return None
 
 
 def validate(path: Path, repeat: int | None, largest_k: int | None) -> list[str]:
@@ -54,13 +157,14 @@ def validate(path: Path, repeat: int | None, largest_k: int | None) -> list[str]
     from passhat.trial._config import parse_config
 
     data = _load_config(path)
-    lines = []
-    for label, config in _passhat_providers(path, data):
+    _check_top_keys(path, data)
+    providers = []
+    for label, raw in _passhat_providers(path, data):
         try:
-            parse_config({**config, "basePath": str(path.parent)})
+            providers.append((label, parse_config({**raw, "basePath": str(path.parent)})))
         except PasshatError as error:
             raise PasshatError(f"{path}: provider {label!r}: {error}") from None
-        lines.append(f"provider {label}: config ok")
+    lines = [f"provider {label}: config ok" for label, _ in providers]
     tests = data.get("tests")
     if isinstance(tests, str) and "promptfoo_tests.py" in tests:
         tasks_dir = (path.parent / tests.removeprefix("file://").split(":")[0]).parent
@@ -74,17 +178,50 @@ def validate(path: Path, repeat: int | None, largest_k: int | None) -> list[str]
     if largest_k and repeat is not None and repeat < largest_k:
         msg = f"--repeat {repeat} is less than the largest k ({largest_k}): pass^{largest_k} would be undefined; use --repeat {largest_k} or more"
         raise PasshatError(msg)
+    for label, config in providers:
+        lines.append(f"provider {label}: model: {_model(path, label, config)}")
+        if problem := _unwritable(config.state_dir):
+            msg = (f"{path}: provider {label!r}: key 'state_dir' ({config.state_dir}): {problem}; make it writable "
+                   "or point `state_dir:` in the provider's config at a writable folder")  # fmt: skip
+            raise PasshatError(msg)
+        lines.append(f"provider {label}: state dir {config.state_dir} writable")
+        if warning := _deadline_warning(config):
+            lines.append(f"warning: provider {label}: {warning}")
     return lines
 
 
+CLI_DEFAULT_RETRIES = 10  # Claude Code's own default when `max_retries` is not set
+_BACKOFF_CAP_S = 32.0  # its retry backoff grows to about this between two tries
+
+
+def _deadline_warning(config: ProviderConfig) -> str | None:
+    """A deadline shorter than the CLI's own retries can take: the deadline would fire while the CLI still
+    waits on a dead API (the trial is still an infra error, but a slow one, and a retry that would have
+    recovered is cut off)."""
+    if config.api_timeout_s is None:
+        return None
+    retries = CLI_DEFAULT_RETRIES if config.max_retries is None else config.max_retries
+    backoff = sum(min(0.5 * 2**attempt, _BACKOFF_CAP_S) for attempt in range(retries))
+    worst = config.api_timeout_s * (retries + 1) + backoff
+    if config.timeout_s >= worst:
+        return None
+    return (
+        f"timeout_s {config.timeout_s:g} is below what the CLI's retries can take on a dead API "
+        f"(api_timeout_s {config.api_timeout_s:g} × {retries + 1} tries + {backoff:.0f} s backoff = {worst:.0f} s); "
+        f"raise timeout_s to {worst:.0f} or lower max_retries / api_timeout_s"
+    )
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("config", nargs="?", default="promptfooconfig.yaml")
+    parser.add_argument("config", nargs="?", default="promptfooconfig.yaml", help="(default promptfooconfig.yaml)")
     parser.add_argument("--repeat", type=int, default=None, help="the --repeat you will pass to promptfoo eval")
-    parser.add_argument("--k", type=int, default=None, help="the largest k you will report (pass^k needs repeat >= k)")
+    parser.add_argument(
+        "--k", type=k_list, default=None, help="the ks you will report, e.g. 1,3,5,10 (pass^k needs repeat >= k)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    for line in validate(Path(args.config), args.repeat, args.k):
+    for line in validate(Path(args.config), args.repeat, max(args.k) if args.k else None):
         print(line)
     print("ok: ready to run")
     return 0

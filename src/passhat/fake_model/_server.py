@@ -1,24 +1,32 @@
 """An Anthropic Messages API on loopback, answering from scripts (see _scripts.py).
 
-Which trial a request belongs to travels in the URL path: the provider points the
-CLI at `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/passhat/<task_id>/<trial>[/<script>]`
-and the CLI appends `/v1/messages`. The optional script segment overrides the
-server's default script for that trial (e.g. `noop` for one provider).
+Which trial a request belongs to travels in the URL path, with a token that proves the caller was given that
+route (passhat/_fake_route.py): the provider points the CLI at
+`ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/passhat/<task_id>/<trial>/<token>[/<script>]` and the CLI appends
+`/v1/messages`. The optional script segment overrides the server's default script for that route (e.g. `noop`
+for one provider). Refused before the body is read: no route or no token (403), a token made for another
+(task, trial, script) (403), a route ended by `POST <route>/finished` (410).
+
+The agent under test can reach this server (loopback), so nothing it sends may pin the server: `hang` and
+`slow` give up when the server stops, the client goes away or the route is finished; handler threads are
+daemons, and stop() returns within a few seconds whatever they do.
 """
 
 from __future__ import annotations
 
 import json
+import select
 import socket
 import sys
 import threading
+import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, cast
-from urllib.parse import unquote, urlsplit
+from typing import Any, TypeAlias, cast
 
 from passhat._errors import PasshatError
+from passhat._fake_route import FINISHED, Route, check_secret, new_secret, parse_route, token_matches, with_secret
 from passhat.fake_model._judge import judge_reply
 from passhat.fake_model._plan import Script, ToolCall, plan_solution
 from passhat.fake_model._scripts import (
@@ -28,22 +36,16 @@ from passhat.fake_model._scripts import (
     parse_script,
     prompt_commands,
 )
+from passhat.fake_model._sse import cut_frames, frame, sse_events
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def route(path: str) -> tuple[str | None, int | None, str | None, str]:
-    """Split a request path into (task_id, trial, script, endpoint)."""
-    parts = [unquote(p) for p in urlsplit(path).path.split("/") if p]
-    try:
-        v1 = parts.index("v1")
-    except ValueError:
-        return None, None, None, "/".join(parts)
-    prefix, endpoint = parts[:v1], "/".join(parts[v1:])
-    if len(prefix) >= 3 and prefix[0] == "passhat" and prefix[2].isdigit():
-        script = prefix[3] if len(prefix) > 3 else None
-        return prefix[1], int(prefix[2]), script, endpoint
-    return None, None, None, endpoint
+_POLL_S = 0.1  # how often a waiting `hang` / `slow` request checks for a reason to give up
+_MAX_BODY = 64 * 2**20  # bytes; a Claude Code request with a long transcript is a few MB
+_STOP_S = 3.0  # stop() waits this long for handler threads (they are daemons: none outlives the process)
+_ROUTE_HELP = "/passhat/<task_id>/<trial>/<token>[/<script>]/v1/messages, from the URL passhat gave you"
+RouteKey: TypeAlias = "tuple[str, int, str | None]"  # (task_id, trial, script)
 
 
 class _Plans:
@@ -103,32 +105,62 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-length", "0")
         self.end_headers()
 
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
+    def _error(self, status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> None:
+        self._send_json(status, {"type": "error", "error": {"type": kind, "message": message}}, headers)
+
+    def _refuse(self, status: int, kind: str, message: str) -> None:
+        """Answer without reading the body, then drop the connection (the unread body must not be parsed)."""
+        self.close_connection = True
+        self._error(status, kind, message, {"x-should-retry": "false", "connection": "close"})
+
+    def _body(self) -> dict | None:
+        """The JSON body, or None after answering 400/413."""
+        try:
+            length = int(self.headers.get("content-length") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= _MAX_BODY:
+            self._refuse(413 if length > 0 else 400, "invalid_request_error", f"content-length must be 0..{_MAX_BODY}")
+            return None
         try:
             body = json.loads(self.rfile.read(length) or b"{}")
-        except json.JSONDecodeError:
-            self._send_json(
-                400, {"type": "error", "error": {"type": "invalid_request_error", "message": "body is not JSON"}}
-            )
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            body = None
+        if not isinstance(body, dict):
+            self._error(400, "invalid_request_error", "body is not a JSON object")
+            return None
+        return body
+
+    def do_POST(self) -> None:
+        where = parse_route(self.path)
+        refusal = self.server.refusal(where)
+        if refusal is not None or where is None:
+            self._refuse(*(refusal or (403, "permission_error", "no route")))
             return
-        task_id, trial, script_spec, endpoint = route(self.path)
-        if endpoint.endswith("count_tokens"):
+        body = self._body()
+        if body is None:
+            return
+        key: RouteKey = (where.task_id, where.trial, where.script)
+        if where.endpoint == FINISHED:
+            self.server.finish(key)
+            self._send_json(200, {"finished": True})
+            return
+        if where.endpoint.endswith("count_tokens"):
             self._send_json(200, {"input_tokens": _usage(body, [])["input_tokens"]})
             return
-        if not endpoint.endswith("messages"):
-            self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+        if not where.endpoint.endswith("messages"):
+            self._error(404, "not_found_error", f"no endpoint {where.endpoint!r}; the CLI asks for v1/messages")
             return
         try:
-            script = self.server.script_for(script_spec)
+            script = self.server.script_for(where.script)
         except PasshatError as error:
-            self._send_json(400, {"type": "error", "error": {"type": "invalid_request_error", "message": str(error)}})
+            self._error(400, "invalid_request_error", str(error))
             return
-        if body.get("tools") and self._fault(script, task_id, trial, script_spec):
+        if body.get("tools") and self._fault(script, key):
             return
-        blocks, stop = self.server.answer(body, task_id, trial, script)
+        blocks, stop = self.server.answer(body, where.task_id, where.trial, script)
         message = {
-            "id": f"msg_passhat_{task_id or 'none'}_{trial}",
+            "id": f"msg_passhat_{where.task_id}_{where.trial}",
             "type": "message",
             "role": "assistant",
             "model": body.get("model", "passhat-scripted"),
@@ -142,9 +174,10 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(200, message)
 
-    def _fault(self, script: Script, task_id: str | None, trial: int | None, spec: str | None) -> bool:
+    def _fault(self, script: Script, key: RouteKey) -> bool:
         """Play the script's fault for this agent request, if any; True when the request was answered."""
-        nth = self.server.count_request((task_id, trial, spec))
+        task_id, trial, _ = key
+        nth = self.server.count_request(key)
         error = {"type": "error", "error": {"type": "api_error", "message": "passhat scripted fault"}}
         if in_outage(script, task_id, trial):  # the whole trial is down: no point retrying
             self._send_json(500, error, {"x-should-retry": "false"})
@@ -156,13 +189,32 @@ class _Handler(BaseHTTPRequestHandler):
         elif script.name == "cut" and nth < script.count:
             self._cut()
         elif script.name == "hang":
-            self.server.stopping.wait()  # until the server shuts down; the client gives up first
+            self._wait(None, key)  # never answers; the client's timeout, the route's end or stop() ends it
             self.close_connection = True
+        elif script.name == "slow" and not self._wait(script.seconds, key):
+            self.close_connection = True  # gave up: nobody is waiting for the reply any more
         else:
-            if script.name == "slow":
-                self.server.stopping.wait(script.seconds)
             return False
         return True
+
+    def _wait(self, seconds: float | None, key: RouteKey) -> bool:
+        """Wait `seconds` (None: for ever); False as soon as the server stops, the route is finished or the
+        client hangs up, so a waiting request never pins its thread."""
+        deadline = None if seconds is None else time.monotonic() + seconds
+        while True:
+            left = _POLL_S if deadline is None else min(_POLL_S, deadline - time.monotonic())
+            if left <= 0:
+                return True
+            if self.server.stopping.wait(left) or self.server.is_finished(key) or self._client_gone():
+                return False
+
+    def _client_gone(self) -> bool:
+        """The client closed its end (EOF waiting on the socket)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):
+            return True
 
     def _cut(self) -> None:
         """A stream that starts, then the connection drops before message_stop."""
@@ -170,24 +222,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")
         self.end_headers()
-        start = {
-            "type": "message_start",
-            "message": {
-                "id": "msg_cut",
-                "type": "message",
-                "role": "assistant",
-                "model": "passhat-scripted",
-                "content": [],
-                "stop_reason": None,
-                "stop_sequence": None,
-                "usage": {"input_tokens": 1, "output_tokens": 1},
-            },
-        }
-        self.wfile.write(f"event: message_start\ndata: {json.dumps(start)}\n\n".encode())
-        self.wfile.write(
-            b'event: content_block_start\ndata: {"type": "content_block_start", "index": 0, '
-            b'"content_block": {"type": "text", "text": ""}}\n\n'
-        )
+        self.wfile.write(cut_frames())
         self.wfile.flush()
         self.close_connection = True
         self.connection.shutdown(socket.SHUT_RDWR)
@@ -199,105 +234,126 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("connection", "close")
         self.end_headers()
         self.close_connection = True
-        for event, data in sse_events(message):
-            self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+        self.wfile.write(b"".join(frame(event, data) for event, data in sse_events(message)))
         self.wfile.flush()
 
 
-def sse_events(message: dict) -> list[tuple[str, dict]]:
-    """The Messages streaming protocol for one complete message."""
-    start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
-    events: list[tuple[str, dict]] = [("message_start", {"type": "message_start", "message": start})]
-    for index, block in enumerate(message["content"]):
-        opening: dict[str, Any]
-        if block["type"] == "text":
-            opening, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
-        else:
-            opening = {**block, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        events += [
-            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": opening}),
-            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
-            ("content_block_stop", {"type": "content_block_stop", "index": index}),
-        ]
-    events += [
-        (
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                "usage": {"output_tokens": message["usage"]["output_tokens"]},
-            },
-        ),
-        ("message_stop", {"type": "message_stop"}),
-    ]
-    return events
-
-
 class FakeModelServer(ThreadingHTTPServer):
-    daemon_threads = False  # tracked, so stop() can join them
-    block_on_close = True
+    daemon_threads = True  # tracked in _open all the same, so stop() can wait for them (a bounded while)
+    block_on_close = False
+    request_queue_size = 128  # listen backlog: many trials connect at once (socketserver's default is 5)
 
-    def __init__(self, host: str, port: int, tasks_dir: Path, script: Script) -> None:
+    def __init__(self, host: str, port: int, tasks_dir: Path, script: Script, secret: str | None = None) -> None:
         if host not in _LOOPBACK:
             msg = f"fake-model host {host!r}: passhat serves on loopback only; use 127.0.0.1"
             raise ValueError(msg)
+        self.secret = check_secret(secret, "fake-model secret") if secret is not None else new_secret()
         super().__init__((host, port), _Handler)
         self.script = script
         self.plans = _Plans(tasks_dir)
         self.requests: deque[dict] = deque(maxlen=200)  # recent agent-loop requests, for tests and debugging
         self.stopping = threading.Event()  # set on shutdown: wakes `hang` and `slow`
-        self._counts: dict[tuple, int] = {}
-        self._counts_lock = threading.Lock()
-        self._open: set = set()  # client connections being served (keep-alive ones included)
+        self._serving = threading.Event()
+        self._counts: dict[RouteKey, int] = {}
+        self._finished: set[RouteKey] = set()
+        self._lock = threading.Lock()
+        self._open: dict[Any, threading.Thread] = {}  # client connection → the thread serving it
 
-    def count_request(self, key: tuple) -> int:
+    def refusal(self, where: Route | None) -> tuple[int, str, str] | None:
+        """Why this route may not be served (status, error type, message), or None. Never reveals a token."""
+        if where is None:
+            return 403, "permission_error", f"not a passhat route; expected {_ROUTE_HELP}"
+        route = f"task {where.task_id!r} trial {where.trial} script {where.script or '(default)'!r}"
+        if where.token is None:
+            return 403, "permission_error", f"no token in the path for {route}; expected {_ROUTE_HELP}"
+        if not token_matches(self.secret, where.task_id, where.trial, where.script, where.token):
+            return 403, "permission_error", f"the token was not made for {route}: a token opens only its own route"
+        if self.is_finished((where.task_id, where.trial, where.script)):
+            return 410, "invalid_request_error", f"{route} is finished: its trial is over"
+        return None
+
+    def finish(self, key: RouteKey) -> None:
+        """End a route: later requests on it are refused, its fault counters are freed."""
+        with self._lock:
+            self._finished.add(key)
+            self._counts.pop(key, None)
+
+    def is_finished(self, key: RouteKey) -> bool:
+        with self._lock:
+            return key in self._finished
+
+    def count_request(self, key: RouteKey) -> int:
         """How many agent requests this (task, trial, script) has made before this one."""
-        with self._counts_lock:
+        with self._lock:
             seen = self._counts.get(key, 0)
             self._counts[key] = seen + 1
             return seen
 
-    def requests_seen(self, key: tuple) -> int:
-        with self._counts_lock:
+    def requests_seen(self, key: RouteKey) -> int:
+        with self._lock:
             return self._counts.get(key, 0)
+
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        self._serving.set()
+        super().serve_forever(poll_interval)
 
     def shutdown(self) -> None:
         self.stopping.set()
-        super().shutdown()
+        if self._serving.is_set():  # socketserver's shutdown() waits for serve_forever: only if it ever ran
+            super().shutdown()
 
     def process_request(self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any) -> None:
-        with self._counts_lock:
-            self._open.add(request)
-        super().process_request(request, client_address)
+        thread = threading.Thread(
+            target=self.process_request_thread,
+            args=(request, client_address),
+            name="passhat-fake-model-request",
+            daemon=True,
+        )
+        with self._lock:
+            self._open[request] = thread
+        thread.start()
 
     def shutdown_request(self, request: socket.socket | tuple[bytes, socket.socket]) -> None:
-        with self._counts_lock:
-            self._open.discard(request)
+        with self._lock:
+            self._open.pop(request, None)
         super().shutdown_request(request)
 
+    def handler_threads(self) -> list[threading.Thread]:
+        """The threads serving a client connection right now."""
+        with self._lock:
+            return [t for t in self._open.values() if t.is_alive()]
+
     def stop(self) -> None:
-        """Stop serving, drop kept-alive client connections, wait for their threads: nothing left running."""
+        """Stop serving, wake waiting requests, drop client connections and wait (at most a few seconds) for
+        their threads: returns promptly whatever the clients do."""
         self.shutdown()
-        with self._counts_lock:
-            open_now = list(self._open)
+        with self._lock:
+            open_now = dict(self._open)
         for request in open_now:
             try:
                 request.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-        self.server_close()  # block_on_close: joins the handler threads
+        deadline = time.monotonic() + _STOP_S
+        for thread in open_now.values():
+            thread.join(max(0.0, deadline - time.monotonic()))
+        self.server_close()
 
     @property
-    def url(self) -> str:
+    def origin(self) -> str:
         # getsockname() of an AF_INET/AF_INET6 socket: the host is a str (typeshed also allows bytes)
         host, port = cast("tuple[str, int]", self.server_address[:2])
         return f"http://{host}:{port}"
 
+    @property
+    def url(self) -> str:
+        """The URL the harness is given: http://passhat:<secret>@127.0.0.1:PORT (see _fake_route.py)."""
+        return with_secret(self.origin, self.secret)
+
     def script_for(self, script_spec: str | None) -> Script:
         return parse_script(script_spec) if script_spec else self.script
 
-    def answer(self, body: dict, task_id: str | None, trial: int | None, script: Script) -> tuple[list[dict], str]:
+    def answer(self, body: dict, task_id: str, trial: int, script: Script) -> tuple[list[dict], str]:
         if not body.get("tools"):  # a side request (title, summary): not the agent loop
             return [{"type": "text", "text": "passhat scripted reply"}], "end_turn"
         self.requests.append({"task_id": task_id, "trial": trial, "script": script.name, "body": body})
@@ -308,14 +364,19 @@ class FakeModelServer(ThreadingHTTPServer):
         if script.name == "commands":
             plan, oracle = prompt_commands(body, task_id, trial), True
         else:
-            oracle = task_id is not None and trial is not None and acts_as_oracle(script, task_id, trial)
-            plan = self.plans.get(task_id) if oracle and task_id else None
+            oracle = acts_as_oracle(script, task_id, trial)
+            plan = self.plans.get(task_id) if oracle else None
         reply = agent_reply(body, plan, oracle)
         return reply.blocks, reply.stop_reason
 
 
-def start_in_thread(tasks_dir: str | Path, script: str = "oracle", port: int = 0) -> FakeModelServer:
-    """Start a server on 127.0.0.1 in a daemon thread (for tests and benchmarks); call .shutdown() to stop."""
-    server = FakeModelServer("127.0.0.1", port, Path(tasks_dir).resolve(), parse_script(script))
-    threading.Thread(target=server.serve_forever, name="passhat-fake-model", daemon=True).start()
+def start_in_thread(
+    tasks_dir: str | Path, script: str = "oracle", port: int = 0, secret: str | None = None
+) -> FakeModelServer:
+    """Start a server on 127.0.0.1 in a daemon thread (for tests and benchmarks); call .stop() to stop.
+    Its `.url` carries the secret: give it to the harness as PASSHAT_FAKE_MODEL_URL / fake_model_url."""
+    server = FakeModelServer("127.0.0.1", port, Path(tasks_dir).resolve(), parse_script(script), secret)
+    serving = threading.Thread(target=server.serve_forever, args=(0.1,), name="passhat-fake-model", daemon=True)
+    serving.start()
+    server._serving.wait(5.0)
     return server

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from passhat.tasks._load import Task
 
 CLEAN_RUN = {"status": "ok", "is_error": False, "subtype": "success", "permission_denials": 0}
+TAIL_LINES = 15  # of a failing grader's reason, under its BROKEN line: the command's own output says why
 
 
 @dataclass(frozen=True)
@@ -65,8 +66,9 @@ def describe(check: TaskCheck) -> list[str]:
             line += f" (gets through {', '.join(check.empty_passes)})"
         lines.append(line)
     for label, reason in check.reference_failures:
-        first = reason.strip().splitlines()[0] if reason.strip() else ""
+        first, *rest = reason.strip().splitlines() or [""]
         lines.append(f"BROKEN  {check.task_id}: solution.patch fails grader {label}: {first}")
+        lines += [f"        | {line}" for line in [line for line in rest if line.strip()][-TAIL_LINES:]]
     if len(check.empty_passes) == len(check.graders):
         lines.append(
             f"BROKEN  {check.task_id}: the empty patch passes every grader "

@@ -13,3 +13,8 @@ class Grade:
 
     def to_promptfoo(self) -> dict:
         return {"pass": self.passed, "score": self.score, "reason": self.reason}
+
+
+def show_path(path: str) -> str:
+    """A path as text on one line: a name with a newline or other control characters is shown quoted."""
+    return path if path.isprintable() else repr(path)

@@ -1,12 +1,13 @@
 """The `diff-scope` grader: the patch stays where the task allows it.
 
 Every changed path must match an `allow` glob (when given) and no `deny` glob; optional
-`max_files` and `max_lines` (added + removed). The reason names the stray paths.
+`max_files` and `max_lines` (added + removed). The reason names the stray paths. Paths are the ones
+git reads from the patch (trial._patch), so a quoted name (non-ASCII, a newline) is checked like any other.
 """
 
 from __future__ import annotations
 
-from passhat.graders._common import Grade
+from passhat.graders._common import Grade, show_path
 from passhat.graders._globs import matches
 from passhat.trial._outcome import TrialOutcome
 from passhat.trial._patch import patch_stats
@@ -16,8 +17,8 @@ def grade_diff_scope(outcome: TrialOutcome, config: dict) -> Grade:
     stats = patch_stats(outcome.patch)
     allow, deny = config.get("allow"), config.get("deny", [])
     problems = []
-    outside = [p for p in stats.paths if allow is not None and not matches(p, allow)]
-    denied = [p for p in stats.paths if matches(p, deny)]
+    outside = [show_path(p) for p in stats.paths if allow is not None and not matches(p, allow)]
+    denied = [show_path(p) for p in stats.paths if matches(p, deny)]
     if outside:
         problems.append(f"outside allow {allow}: {', '.join(outside)}")
     if denied:

@@ -3,6 +3,9 @@
 Each check names a `path` and any of: exists (true/false), contains, not_contains, regex,
 key + equals (a dotted path into JSON, YAML or TOML), unchanged (same bytes as the base).
 score = fraction of checks that hold; pass = all hold.
+
+Files are read without following the agent's symlinks out of the tree (trial._paths): a check on
+`notes.txt -> /…/tasks/<id>/solution.patch` fails, saying it is a symlink to that path outside the tree.
 """
 
 from __future__ import annotations
@@ -16,15 +19,16 @@ import yaml
 
 from passhat.graders._common import Grade
 from passhat.trial._outcome import TrialOutcome
+from passhat.trial._paths import UnsafePathError, lstat_within, read_within
 
 _MISSING = object()
 
 
-def _load_structured(path: Path) -> object:
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".toml":
+def _load_structured(data: bytes, rel: str) -> object:
+    text = data.decode("utf-8")
+    if rel.endswith(".toml"):
         return tomllib.loads(text)
-    if path.suffix in (".yaml", ".yml"):
+    if rel.endswith((".yaml", ".yml")):
         return yaml.safe_load(text)
     return json.loads(text)
 
@@ -40,26 +44,36 @@ def _lookup(data: object, key: str) -> object:
     return data
 
 
+def _same(tree: Path, base: Path, rel: str) -> bool:
+    """Same entry as in the base: both missing, the same bytes, or symlinks with the same target."""
+    mine, original = lstat_within(tree, rel), lstat_within(base, rel)
+    if mine != original:
+        return False
+    return mine.kind != "file" or read_within(tree, rel) == read_within(base, rel)
+
+
 def _check(tree: Path, base: Path, check: dict) -> str | None:
-    """None when the check holds, else why not."""
+    """None when the check holds, else why not (a symlink leaving the tree is never followed: it fails)."""
+    try:
+        return _check_file(tree, base, check)
+    except UnsafePathError as error:
+        return str(error)
+
+
+def _check_file(tree: Path, base: Path, check: dict) -> str | None:
     rel = check["path"]
-    path = tree / rel
-    exists = path.is_file()
+    data = read_within(tree, rel)
+    exists = data is not None
     if "exists" in check and exists != check["exists"]:
         return f"{rel} {'is missing' if check['exists'] else 'exists but should not'}"
-    if check.get("unchanged"):
-        original = base / rel
-        same = (exists and original.is_file() and path.read_bytes() == original.read_bytes()) or (
-            not exists and not original.exists()
-        )
-        if not same:
-            return f"{rel} changed but must stay as in the base"
+    if check.get("unchanged") and not _same(tree, base, rel):
+        return f"{rel} changed but must stay as in the base"
     needs_content = any(k in check for k in ("contains", "not_contains", "regex", "key"))
     if not needs_content:
         return None
-    if not exists:
+    if data is None:
         return f"{rel} is missing"
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = data.decode("utf-8", errors="replace")
     if "contains" in check and check["contains"] not in text:
         return f"{rel} does not contain {check['contains']!r}"
     if "not_contains" in check and check["not_contains"] in text:
@@ -68,7 +82,7 @@ def _check(tree: Path, base: Path, check: dict) -> str | None:
         return f"{rel} has no match for /{check['regex']}/"
     if "key" in check:
         try:
-            value = _lookup(_load_structured(path), check["key"])
+            value = _lookup(_load_structured(data, rel), check["key"])
         except (ValueError, yaml.YAMLError, tomllib.TOMLDecodeError) as error:
             return f"{rel} cannot be parsed: {str(error).splitlines()[0]}"
         if value is _MISSING:

@@ -1,4 +1,7 @@
-"""Path globs as users write them in task.yaml: `*` within a folder, `**` across folders, `?` one char."""
+"""Path globs as users write them in task.yaml: `*` within a folder, `**` across folders, `?` one char.
+
+Any character but `/` is part of a name, a newline too: `tests/**` matches every file under tests/.
+"""
 
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ def _compile(glob: str) -> re.Pattern[str]:
             out, i = out + "[^/]", i + 1
         else:
             out, i = out + re.escape(glob[i]), i + 1
-    return re.compile(out + r"\Z")
+    return re.compile(out + r"\Z", re.DOTALL)  # a file name may hold a newline
 
 
 def matches(path: str, globs: Iterable[str]) -> bool:

@@ -21,7 +21,7 @@ import math
 import sqlite3
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from statistics import fmean, stdev
 from typing import Any, Literal
@@ -147,7 +147,7 @@ def analyze(
     `rows` are every stored row of those series (and of their other judge versions), oldest eval first.
     """
     batches: Batches = {}
-    for row in rows:
+    for row in _infra_errors_in_their_series(rows):
         key = (row.task, row.provider, row.metric, row.judge_version)
         batches.setdefault(key, {}).setdefault(row.eval_id, []).append(row)
     pos: dict[str, int] = {}
@@ -171,6 +171,23 @@ def analyze(
         key = ("(overall)", provider, metric, judge)
         results.append(SeriesResult(*key, status, None, base, new, 0, check, (f"mean of {len(group)} task means",)))
     return results
+
+
+def _infra_errors_in_their_series(rows: Sequence[ScoreRow]) -> list[ScoreRow]:
+    """An infra error carries no judge_version (no judge saw it; stored "none"): it belongs, unscored, to the latest
+    judge_version of its (task, provider, metric) up to its eval, when there is one — never to a series of its own.
+    (An eval appends its own infra errors to its scored trials' series; this places those of an eval where every
+    trial of a task failed, and of histories written before that.)"""
+    latest: dict[tuple[str, str, str], str] = {}
+    placed = []
+    for row in rows:  # oldest eval first
+        key = (row.task, row.provider, row.metric)
+        if row.judge_version == "none" and row.passed is None and key in latest:
+            row = replace(row, judge_version=latest[key])
+        elif row.passed is not None:  # a trial that ran: its series is the current one
+            latest[key] = row.judge_version
+        placed.append(row)
+    return placed
 
 
 def _judge_note(key: SeriesKey, batches: Batches, pos: dict[str, int], now: int) -> str | None:

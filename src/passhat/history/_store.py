@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass, fields, replace
 from datetime import UTC, datetime
@@ -171,12 +172,38 @@ def batch_from_results(path: str | Path) -> EvalBatch:
     metrics: dict[tuple[str, str], set[str]] = {}
     for trial, scores in zip(trials, named, strict=True):
         metrics.setdefault((trial.task, trial.provider), {AGGREGATE}).update(scores)
+    series = _series_versions(trials, metrics, versions)
     rows = tuple(
-        _score_row(eval_id, index, trial, metric, scores.get(metric), versions.get(index, {}).get(metric))
+        _score_row(
+            eval_id, index, trial, metric, scores.get(metric),
+            _version(trial, versions.get(index, {}).get(metric)) or series.get((trial.task, trial.provider, metric)),
+        )
         for index, (trial, scores) in enumerate(zip(trials, named, strict=True))
         for metric in sorted(metrics[(trial.task, trial.provider)])
-    )
+    )  # fmt: skip
     return EvalBatch(eval_id=eval_id, eval_time=eval_time, source=path, rows=rows)
+
+
+def _version(trial: Trial, judge_version: str | None) -> str | None:
+    """The judge_version a trial's own judge (else its metadata) names for a metric; None when it names none."""
+    named = judge_version or trial.metadata.get("judge_version")
+    return None if named is None or named == "" else str(named)
+
+
+def _series_versions(
+    trials: Sequence[Trial], metrics: dict[tuple[str, str], set[str]], versions: dict[int, dict[str, str | None]]
+) -> dict[tuple[str, str, str], str]:
+    """(task, provider, metric) -> the judge_version its scored trials name (the commonest; on a tie, the first in
+    name order). A trial that names none — an infra error, which no judge saw — belongs to that series, unscored."""
+    counts: dict[tuple[str, str, str], Counter[str]] = {}
+    for index, trial in enumerate(trials):
+        if trial.infra_error:
+            continue
+        for metric in metrics[(trial.task, trial.provider)]:
+            named = _version(trial, versions.get(index, {}).get(metric))
+            if named is not None:
+                counts.setdefault((trial.task, trial.provider, metric), Counter())[named] += 1
+    return {key: min(seen, key=lambda v: (-seen[v], v)) for key, seen in counts.items()}
 
 
 def _judge_components(raw: dict) -> dict[str, dict]:

@@ -1,7 +1,8 @@
 """Agreement between two raters (judge and human, or the judge with itself): pure functions, no I/O.
 
 Undefined figures are None, never a made-up 0 or 1: kappa when chance agreement is total, Spearman's
-rho when a rater gives every item the same score, precision when the judge passes nothing.
+rho when a rater gives every item the same score, precision when the judge passes nothing, F1 when neither
+rater ever says pass.
 """
 
 from __future__ import annotations
@@ -93,10 +94,9 @@ def precision_recall_f1(truth: Sequence[bool], predicted: Sequence[bool]) -> dic
     tn = len(truth) - tp - fp - fn
     precision = tp / (tp + fp) if tp + fp else None
     recall = tp / (tp + fn) if tp + fn else None
-    if precision is None or recall is None:
-        f1 = None
-    else:
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    # F1 = 2 TP / (2 TP + FP + FN), the harmonic mean where both are defined; 0 when TP = 0 and FP + FN > 0 (as
+    # scikit-learn's f1_score, even with one of precision and recall undefined); None with no positive at all.
+    f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else None
     accuracy = (tp + tn) / len(truth) if truth else None
     return {"tp": tp, "fp": fp, "fn": fn, "tn": tn, "precision": precision, "recall": recall, "f1": f1,
             "accuracy": accuracy}  # fmt: skip

@@ -169,13 +169,26 @@ def calibrate(labels: list[Label], weights: Weights = "quadratic", scale: int | 
             "verdict": verdict, "trials": len({x.trial for x in labels})}  # fmt: skip
 
 
+def ordinal_criteria(labels: list[Label]) -> set[str]:
+    """The criteria whose every score, human and judge, is a whole number: points on a scale (kappa applies).
+    A criterion with any other score (a continuous 0..1 `overall`, say) is not ordinal, 0.0 and 1.0 included."""
+    by: dict[str, list[float]] = {}
+    for label in labels:
+        if label.criterion != VERDICT:
+            by.setdefault(label.criterion, []).extend((float(label.human), float(label.judge)))
+    return {name for name, values in by.items() if all(v.is_integer() for v in values)}
+
+
 def check_scale(path: str | Path, labels: list[Label], scale: int | None) -> None:
-    """With --scale N, every integer score must be one of 1..N."""
+    """With --scale N, every score of an ordinal criterion must be one of 1..N (continuous criteria are left alone)."""
     if scale is None:
         return
+    ordinal = ordinal_criteria(labels)
     for label in labels:
+        if label.criterion not in ordinal:
+            continue
         for field in ("human", "judge"):
             value = getattr(label, field)
-            if label.criterion != VERDICT and float(value).is_integer() and not 1 <= value <= scale:
+            if not 1 <= value <= scale:
                 raise LabelsError(f"{path}: line {label.line}: field '{field}': {value:g} is outside --scale {scale} "
                                   f"(1..{scale}); fix the score or pass the scale it was given on")  # fmt: skip

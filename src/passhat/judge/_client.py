@@ -2,8 +2,12 @@
 models reject sampling parameters), a forced tool, the reply validated with jsonschema.
 
 Which endpoint: offline (`PASSHAT_FAKE_MODEL_URL` set, as `make demo` and the tests do) the scripted
-model at `{URL}/passhat/<task_id>/<trial>/<judge script>`; otherwise real Claude through
+model at `http://127.0.0.1:PORT/passhat/<task_id>/<trial>/<token>/<judge script>`; otherwise real Claude through
 `ANTHROPIC_BASE_URL` / `ANTHROPIC_API_KEY`, on explicit opt-in (`PASSHAT_REAL_CLAUDE=1`), as for the agent.
+The judge's route is tokened like the agent's (passhat/_fake_route.py): the token is made from the secret in
+the URL's userinfo (`http://passhat:<secret>@127.0.0.1:PORT`) over (task, trial, judge script), so it differs
+from the trial's own token and stays open after the trial's route is finished. A tokenless judge route would let
+the agent pick any script, `oracle` included; the secret itself is never sent.
 
 A malformed reply (no call of the tool, or input that fails the tool's schema) is answered with the
 problem and asked again, at most `max_attempts` times in all; then the trial is unscored, never passed.
@@ -16,7 +20,6 @@ import os
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 FAKE_MODEL_ENV = "PASSHAT_FAKE_MODEL_URL"
 REAL_CLAUDE_ENV = "PASSHAT_REAL_CLAUDE"
@@ -46,8 +49,12 @@ def endpoint(task_id: str, trial: int, fake_script: str | None) -> Endpoint | st
     """Where to send the judge's request, or (a string) why there is nowhere to send it."""
     fake = os.environ.get(FAKE_MODEL_ENV)
     if fake:
-        script = quote(fake_script or DEFAULT_FAKE_SCRIPT, safe=":-.")
-        url = f"{fake.rstrip('/')}/passhat/{quote(task_id, safe='-_.')}/{trial}/{script}"
+        from passhat._fake_route import route_url
+
+        try:
+            url = route_url(fake, task_id, trial, fake_script or DEFAULT_FAKE_SCRIPT)
+        except ValueError as error:
+            return f"no judge endpoint: ${FAKE_MODEL_ENV} {error}"
         return Endpoint(url, "passhat-scripted-model", offline=True)
     key = os.environ.get("ANTHROPIC_API_KEY")
     if os.environ.get(REAL_CLAUDE_ENV) == "1" and key:

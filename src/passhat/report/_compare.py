@@ -21,7 +21,7 @@ from passhat.report._summary import TaskSummary, finish
 from passhat.stats._estimators import fisher_exact, holm
 from passhat.stats._suite import (
     LEVEL,
-    RESAMPLES,
+    PAIRED_RESAMPLES,
     SEED,
     paired_change,
     paired_change_interval,
@@ -127,7 +127,7 @@ def compare_data(
     only_new: Sequence[str] = (),
     sides: dict[str, str] | None = None,
     alpha: float = 0.05,
-    resamples: int = RESAMPLES,
+    resamples: int = PAIRED_RESAMPLES,
     seed: int = SEED,
 ) -> dict[str, Any]:
     """Every figure of the comparison as plain JSON-ready data."""
@@ -213,7 +213,8 @@ def render(form: Format, data: dict[str, Any]) -> str:
     left = {0, 6}
     intro = [f"base: {data['base']}", f"new:  {data['new']}"] if data["base"] else []
     if form == "md":
-        return "\n".join([fmt.markdown(head, rows, left), "", *(f"- {line}" for line in intro + data["summary"])])
+        lines = (f"- {fmt.md_text(line)}" for line in intro + data["summary"])
+        return "\n".join([fmt.markdown(head, rows, left), "", *lines])
     return "\n".join([*intro, "", fmt.aligned(head, rows, left), "", *data["summary"]]).lstrip("\n")
 
 
@@ -226,7 +227,7 @@ def run_compare(
     alpha: float = 0.05,
     fail_on_worse: bool = False,
     seed: int = SEED,
-    resamples: int = RESAMPLES,
+    resamples: int = PAIRED_RESAMPLES,
     out: TextIO,
 ) -> int:
     """Load, compare, print. 0, or 1 with fail_on_worse when a task got worse."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
@@ -30,16 +31,29 @@ def aligned(head: Sequence[str], rows: Sequence[Sequence[str]], left: Iterable[i
     return "\n".join([line(head), line(["-" * width for width in widths]), *(line(row) for row in rows)])
 
 
-def _md_cell(cell: str) -> str:
-    return cell.replace("|", "\\|") or " "
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~$&])")
+_MD_BLOCK_START = re.compile(r"^\s*(?:[#+*-]|\d+[.)])(?=\s|$)")  # a heading or list item when it starts a line
 
 
-def markdown(head: Sequence[str], rows: Sequence[Sequence[str]], left: Iterable[int] = (0,)) -> str:
-    """A GitHub-flavoured Markdown table (renders in a PR comment or a job summary)."""
-    left = set(left)
+def md_text(text: str) -> str:
+    """Text that Markdown shows as written: every character that could start inline markup backslash-escaped
+    (CommonMark escapes any ASCII punctuation; `$` too, which GitHub would read as math), a heading or list
+    marker at the start escaped too (`1. x` as `1\\. x`), and a line break made a space."""
+    flat = _MD_SPECIAL.sub(r"\\\1", " ".join(text.split("\n")))
+    match = _MD_BLOCK_START.match(flat)
+    return flat if match is None else flat[: match.end() - 1] + "\\" + flat[match.end() - 1 :]
+
+
+def markdown(
+    head: Sequence[str], rows: Sequence[Sequence[str]], left: Iterable[int] = (0,), strong: Iterable[int] = ()
+) -> str:
+    """A GitHub-flavoured Markdown table (renders in a PR comment or a job summary); cells escaped,
+    the head cells of `strong` in bold."""
+    left, strong = set(left), set(strong)
     rule = [":--" if i in left else "--:" for i in range(len(head))]
-    lines = [head, rule, *rows]
-    return "\n".join("| " + " | ".join(_md_cell(cell) for cell in line) + " |" for line in lines)
+    shown = [f"**{md_text(cell)}**" if i in strong else md_text(cell) for i, cell in enumerate(head)]
+    lines = [shown, rule, *([md_text(cell) or " " for cell in row] for row in rows)]
+    return "\n".join("| " + " | ".join(line) + " |" for line in lines)
 
 
 def csv_text(head: Sequence[str], rows: Iterable[Sequence[object]]) -> str:

@@ -4,6 +4,9 @@ Grammar: METRIC OP NUMBER, OP one of >= > <= < ==. Per task (every task of every
 satisfy it): pass^K, pass@K, pass_rate, clean_exit; an undefined value (n < k, no scored trial,
 no health reported) fails the gate and says why. Per provider (each provider's suite): mean_pass^K,
 flaky (count of flaky tasks), errors (count of infra errors).
+
+Comparisons are exact: the value as a fraction of whole numbers (8/10, C(6,3)/C(10,3)) against the
+NUMBER as written, in decimal (0.8 = 4/5), so `pass@1>=0.8` holds at 8/10 and `pass^3<=0.1667` fails at 1/6.
 """
 
 from __future__ import annotations
@@ -12,11 +15,14 @@ import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from passhat._errors import PasshatError
 from passhat.report._summary import ProviderSuite, TaskSummary
+from passhat.stats._estimators import pass_at_k_exact, pass_hat_k_exact
+from passhat.stats._suite import mean_pass_hat_k_exact
 
-_OPS: dict[str, Callable[[float, float], bool]] = {
+_OPS: dict[str, Callable[[Fraction, Fraction], bool]] = {
     ">=": operator.ge,
     "<=": operator.le,
     "==": operator.eq,
@@ -40,6 +46,7 @@ class Gate:
     k: int | None
     op: str
     threshold: float
+    exact: Fraction  # the NUMBER as written, exactly
 
     @property
     def name(self) -> str:
@@ -82,32 +89,34 @@ def parse_gate(text: str) -> Gate:
     elif metric not in _PLAIN:
         raise _bad(text, f"unknown metric {metric!r}")
     try:
-        threshold = float(number)
-    except ValueError:
+        exact = Fraction(number)
+    except (ValueError, ZeroDivisionError):  # also "nan", "inf" and "1/0": a gate needs a finite number
         raise _bad(text, f"{number!r} is not a number") from None
+    threshold = float(exact)
     if metric in _RATES and not 0 <= threshold <= 1:
         raise _bad(text, f"{metric}{k or ''} is a rate between 0 and 1, and {number} is not")
     if metric not in _RATES and threshold < 0:
         raise _bad(text, f"{metric} is a count, and {number} is negative")
-    return Gate(text.strip(), metric, k, op, threshold)
+    return Gate(text.strip(), metric, k, op, threshold, exact)
 
 
 def _label(summary: TaskSummary, several: bool) -> str:
     return f"{summary.task} [{summary.provider}]" if several else summary.task
 
 
-def _task_value(gate: Gate, s: TaskSummary) -> tuple[float | None, str]:
-    """The task's value for a per-task gate, or None and why it is undefined."""
-    if gate.metric in ("pass^", "pass@"):
-        table = s.pass_hat_k if gate.metric == "pass^" else s.pass_at_k
-        return table.get(str(gate.k)), f"undefined (n={s.n} < k={gate.k})"
+def _task_value(gate: Gate, s: TaskSummary) -> tuple[Fraction | None, str]:
+    """The task's exact value for a per-task gate, or None and why it is undefined."""
+    if gate.metric in ("pass^", "pass@") and gate.k is not None:
+        estimator = pass_hat_k_exact if gate.metric == "pass^" else pass_at_k_exact
+        return estimator(s.n, s.passes, gate.k), f"undefined (n={s.n} < k={gate.k})"
     if gate.metric == "pass_rate":
-        return s.pass_rate, "undefined (no scored trials)"
-    return s.clean_exit_rate, "undefined (the provider reports no is_error/status)"
+        return (Fraction(s.passes, s.n) if s.n else None), "undefined (no scored trials)"
+    rate = Fraction(s.clean_exits, s.health_reported) if s.health_reported else None
+    return rate, "undefined (the provider reports no is_error/status)"
 
 
-def _format(value: float) -> str:
-    return f"{value:g}" if value == int(value) else f"{value:.3f}"
+def _format(value: Fraction) -> str:
+    return f"{value}" if value.denominator == 1 else f"{float(value):.3f}"
 
 
 def evaluate(gate: Gate, suites: Sequence[ProviderSuite]) -> GateResult:
@@ -117,19 +126,19 @@ def evaluate(gate: Gate, suites: Sequence[ProviderSuite]) -> GateResult:
     failures: list[str] = []
     for suite in suites:
         prefix = f"{suite.provider}: " if several else ""
-        if gate.metric == "mean_pass^":
-            figure = suite.pass_hat_k[str(gate.k)]
-            if figure.mean is None:
+        if gate.metric == "mean_pass^" and gate.k is not None:
+            mean = mean_pass_hat_k_exact([(s.n, s.passes) for s in suite.tasks], gate.k)
+            if mean is None:
                 failures.append(f"{prefix}undefined (no task has n >= {gate.k})")
-            elif not holds(figure.mean, gate.threshold):
-                failures.append(f"{prefix}mean pass^{gate.k} = {figure.mean:.3f}")
+            elif not holds(mean, gate.exact):
+                failures.append(f"{prefix}mean pass^{gate.k} = {float(mean):.3f}")
         elif gate.metric == "flaky":
             flaky = suite.flaky
-            if not holds(len(flaky), gate.threshold):
+            if not holds(Fraction(len(flaky)), gate.exact):
                 names = ", ".join(f"{s.task} ({s.passes}/{s.n})" for s in flaky)
                 failures.append(f"{prefix}{len(flaky)} flaky" + (f": {names}" if names else ""))
         elif gate.metric == "errors":
-            if not holds(suite.errors, gate.threshold):
+            if not holds(Fraction(suite.errors), gate.exact):
                 names = ", ".join(f"{s.task} ({s.errors})" for s in suite.tasks if s.errors)
                 count = f"{suite.errors} infra error" + ("" if suite.errors == 1 else "s")
                 failures.append(f"{prefix}{count}" + (f": {names}" if names else ""))
@@ -138,7 +147,7 @@ def evaluate(gate: Gate, suites: Sequence[ProviderSuite]) -> GateResult:
                 value, why = _task_value(gate, s)
                 if value is None:
                     failures.append(f"{_label(s, several)} {why}")
-                elif not holds(value, gate.threshold):
+                elif not holds(value, gate.exact):
                     failures.append(f"{_label(s, several)} = {_format(value)}")
     return GateResult(gate, tuple(failures))
 

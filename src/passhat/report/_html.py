@@ -1,14 +1,19 @@
 """`passhat report --format html`: the report as one self-contained page (inline CSS and SVG, no script).
 
-`page(data)` lays out report_data's dict and nothing else: the summary in words, the gates, the suite per
-provider, the per-task table (the figures of `--format table`), and plots drawn in `_plots`. Every figure
-is marked `data-figure="TASK|PROVIDER|NAME" data-value="JSON"`, NAME being its key in the task's JSON
-object (`pass_hat_k.3`); suite figures use TASK `(suite)`; a gate is `(gate)|GATE|passed`; report-wide ones `(report)||NAME`.
-`history_data()` reads the mean score per eval from a `passhat drift` history for the drift plot.
+`page(data)` lays out report_data's dict and nothing else: where the figures come from, the verdict per task,
+the summary in words, the gates, the suite per provider, the per-task tables (the figures of `--format table
+--wide`, `_html_tables`), the infra errors, and plots drawn in `_plots`. Every figure is marked
+`data-figure="TASK|PROVIDER|NAME" data-value="JSON"`, NAME being its key in the task's JSON object
+(`pass_hat_k.3`); suite figures use TASK `(suite)`; a gate is `(gate)|GATE|passed`; report-wide ones
+`(report)||NAME`. `history_data()` reads the mean score per eval from a `passhat drift` history for the drift plot.
+
+Layout: no table needs a horizontal scroll at 1400 px; below 1000 px each table row is laid out as labelled
+cells (tests/report/test_e2e_report_html.py checks both in Chromium). Names wrap only between their words.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +21,7 @@ from statistics import fmean
 from typing import Any
 
 from passhat._errors import PasshatError
-from passhat.report import _formats as fmt
+from passhat.report._html_tables import gates_list, infra_table, suite_table, task_tables, verdict_table
 from passhat.report._plots import (
     cost_chart,
     esc,
@@ -35,19 +40,33 @@ body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica 
 h1 { font-size: 1.5em; margin: 0.4em 0 0.2em; }
 h2 { font-size: 1.2em; margin: 1.8em 0 0.5em; padding-bottom: 3px; border-bottom: 1px solid var(--line); }
 p.note, figcaption, .legend { color: var(--muted); }
-ul.summary { padding-left: 1.2em; } ul.summary li { margin: 0.2em 0; }
+ul.summary { padding-left: 1.2em; } ul.summary li { margin: 0.2em 0; overflow-wrap: break-word; }
+dl.provenance { display: grid; grid-template-columns: max-content 1fr; gap: 1px 12px; margin: 0.4em 0;
+                color: var(--muted); } dl.provenance dd { margin: 0; color: var(--ink); overflow-wrap: anywhere; }
 .scroll { overflow-x: auto; }
-table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 13px; }
-caption { text-align: left; color: var(--muted); padding: 0 0 6px; }
-th, td { padding: 3px 7px; border-bottom: 1px solid var(--line); text-align: right; white-space: nowrap; }
-thead th { background: var(--head); font-weight: 600; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 13px; margin-bottom: 10px; }
+caption { text-align: left; color: var(--muted); padding: 0 0 6px; caption-side: top; }
+th, td { padding: 3px 6px; border-bottom: 1px solid var(--line); text-align: right; white-space: nowrap; }
+thead th { background: var(--head); font-weight: 600; white-space: normal; vertical-align: bottom; }
 th.l, td.l, tbody th { text-align: left; font-weight: normal; }
-tbody th, td.name { white-space: normal; max-width: 15em; overflow-wrap: anywhere; }
-td.wrap { white-space: normal; min-width: 24em; }
+th.name, td.name { white-space: normal; overflow-wrap: normal; word-break: normal; hyphens: none; min-width: 6em; }
+td.wrap { white-space: normal; min-width: 16em; } td.wrap code { overflow-wrap: anywhere; }
+td .ci { display: block; color: var(--muted); font-size: 12px; }
 tbody tr:hover { background: #f8fafc; }
 td.flaky { color: var(--warn); font-weight: 600; }
 .marked { font-weight: 700; color: var(--accent); }
+abbr.scripted { color: var(--warn); text-decoration: none; cursor: help; }
 .pass { color: var(--good); font-weight: 600; } .fail { color: var(--bad); font-weight: 600; }
+.warn { color: var(--warn); font-weight: 600; }
+@media (max-width: 1000px) {
+  table.data thead { display: none; }
+  table.data, table.data tbody, table.data tr, table.data caption { display: block; }
+  table.data tr { border-bottom: 1px solid var(--line); padding: 4px 0; }
+  table.data th[scope="row"] { display: block; border: 0; padding: 2px 0; font-weight: 600; }
+  table.data td { display: inline-block; border: 0; padding: 1px 14px 1px 0; text-align: left; }
+  table.data td::before { content: attr(data-label) ": "; color: var(--muted); }
+  table.data td.wrap { display: block; min-width: 0; }
+}
 .panels { display: flex; flex-wrap: wrap; gap: 10px; }
 figure.panel { margin: 0; padding: 4px 6px 0; border: 1px solid var(--line); border-radius: 4px; }
 figure.panel figcaption { font-size: 12px; max-width: 210px; overflow: hidden; text-overflow: ellipsis;
@@ -61,7 +80,7 @@ svg .grid { stroke: var(--line); stroke-width: 1; }
 svg .ci line { stroke: #4b5563; stroke-width: 1.5; }
 svg .dot { stroke: #fff; stroke-width: 1; } .dot.all { fill: var(--good); } .dot.flaky { fill: var(--warn); }
 .dot.none { fill: var(--bad); }
-svg .bar { fill: #6b8fd6; }
+svg .bar { fill: #6b8fd6; } svg .bar.scripted { fill: #d6b56b; }
 svg .series { fill: none; stroke-width: 1.8; } .series.hat { stroke: var(--accent); }
 .series.at { stroke: #9aa3ad; stroke-dasharray: 4 3; }
 .mark.hat { fill: var(--accent); } .mark.at { fill: #9aa3ad; }
@@ -69,112 +88,6 @@ svg .series { fill: none; stroke-width: 1.8; } .series.hat { stroke: var(--accen
 .key.hat { border-top: 2px solid var(--accent); } .key.at { border-top: 2px dashed #9aa3ad; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 50%; margin: 0 4px 0 10px; }
 """
-
-
-def _td(task: dict[str, Any], name: str, value: object, text: str, css: str = "") -> str:
-    attr = f' class="{css}"' if css else ""
-    return f"<td{attr}{figure(task['task'], task['provider'], name, value)}>{esc(text)}</td>"
-
-
-def _k(k: int, highlight: int | None) -> str:
-    return f'<span class="marked">pass^{k}*</span>' if k == highlight else f"pass^{k}"
-
-
-def task_table(data: dict[str, Any], highlight: int | None) -> str:
-    """The per-task table: the columns and the text of `--format table`, every cell marked with its figure."""
-    tasks, ks = data["tasks"], data["ks"]
-    tiers = any(t["tier"] for t in tasks)
-    more = [k for k in ks if k != 1]  # pass^1 == pass@1 == c/n: shown once
-    head = ["task", "provider", *(["tier"] if tiers else []), "n", "pass", "err", "unsc", "pass@1", "95% CI"]
-    head += [f"pass@{k}" for k in more]
-    heads = [f'<th scope="col" class="{"l" if i < 2 + tiers else ""}">{esc(h)}</th>' for i, h in enumerate(head)]
-    heads += [f'<th scope="col">{_k(k, highlight)}</th>' for k in more]
-    tail = ["flaky", "clean", "mean s", "p90 s", "turns", "mean $", "$/success", "+runs"]
-    heads += [f'<th scope="col" class="{"l" if h == "flaky" else ""}">{esc(h)}</th>' for h in tail]
-    rows = []
-    for t in tasks:
-        cells = [f'<th scope="row">{esc(t["task"])}</th>', f'<td class="l name">{esc(t["provider"])}</td>']
-        if tiers:
-            cells.append(_td(t, "tier", t["tier"], t["tier"] or "-", "l"))
-        cells += [_td(t, name, t[name], str(t[name])) for name in ("n", "passes", "errors", "unscored")]
-        cells.append(_td(t, "pass_rate", t["pass_rate"], fmt.fraction(t["pass_rate"])))
-        ci = t["wilson_95"]
-        cells.append(_td(t, "wilson_95", ci, fmt.interval(tuple(ci) if ci else None)))
-        cells += [_td(t, f"pass_at_k.{k}", t["pass_at_k"][str(k)], fmt.fraction(t["pass_at_k"][str(k)])) for k in more]
-        cells += [_td(t, f"pass_hat_k.{k}", t["pass_hat_k"][str(k)], fmt.fraction(t["pass_hat_k"][str(k)]),
-                      "marked" if k == highlight else "") for k in more]  # fmt: skip
-        turns = t["mean_turns"]
-        cells += [
-            _td(t, "flaky", t["flaky"], "flaky" if t["flaky"] else "", "l flaky" if t["flaky"] else "l"),
-            _td(t, "clean_exit_rate", t["clean_exit_rate"], fmt.fraction(t["clean_exit_rate"], "-")),
-            _td(t, "mean_duration_ms", t["mean_duration_ms"], fmt.seconds(t["mean_duration_ms"])),
-            _td(t, "p90_duration_ms", t["p90_duration_ms"], fmt.seconds(t["p90_duration_ms"])),
-            _td(t, "mean_turns", turns, "-" if turns is None else f"{turns:.1f}"),
-            _td(t, "mean_cost_usd", t["mean_cost_usd"], fmt.dollars(t["mean_cost_usd"])),
-            _td(t, "cost_per_success_usd", t["cost_per_success_usd"], fmt.dollars(t["cost_per_success_usd"])),
-            _td(t, "runs_needed", t["runs_needed"], "" if t["runs_needed"] is None else str(t["runs_needed"])),
-        ]
-        rows.append(f"<tr>{''.join(cells)}</tr>")
-    caption = (
-        "n: trials without an infra error; pass: passes among them (c); err: infra errors, outside n; "
-        "unsc: judge unreadable, outside n; n&lt;k: undefined."
-    )
-    return (
-        f'<div class="scroll"><table id="tasks"><caption>{caption}</caption><thead><tr>{"".join(heads)}</tr>'
-        f"</thead><tbody>{''.join(rows)}</tbody></table></div>"
-    )
-
-
-def _suite_td(provider: str, name: str, value: object, text: str) -> str:
-    return f"<td{figure('(suite)', provider, name, value)}>{esc(text)}</td>"
-
-
-def suite_table(data: dict[str, Any]) -> str:
-    """Per provider: how many tasks, all-pass / flaky / never-pass counts, infra errors, mean pass^k, ICC(1)."""
-    ks = data["ks"]
-    head = ["provider", "tasks", "all pass", "flaky", "never pass", "infra errors",
-            *(f"mean pass^{k} (95% CI)" for k in ks), "ICC(1)"]  # fmt: skip
-    rows = []
-    for p in data["suite"]["providers"]:
-        name = p["provider"]
-        cells = [f'<th scope="row">{esc(name)}</th>', _suite_td(name, "tasks", p["tasks"], str(p["tasks"]))]
-        cells += [_suite_td(name, key, p[key], str(len(p[key]))) for key in ("all_pass", "flaky", "never_pass")]
-        cells.append(_suite_td(name, "errors", p["errors"], str(p["errors"])))
-        for k in ks:
-            f = p["mean_pass_hat_k"][k] if k in p["mean_pass_hat_k"] else p["mean_pass_hat_k"][str(k)]
-            shown = esc(fmt.fraction(f["mean"], "n<k"))
-            ci = f["ci_95"]
-            interval = f" ({esc(fmt.interval(tuple(ci)))})" if ci else ""
-            cells.append(
-                f"<td><span{figure('(suite)', name, f'mean_pass_hat_k.{k}.mean', f['mean'])}>{shown}</span>"
-                f"<span{figure('(suite)', name, f'mean_pass_hat_k.{k}.ci_95', ci)}>{interval}</span></td>"
-            )
-        icc = p["icc1"]
-        cells.append(_suite_td(name, "icc1", icc, "-" if icc is None else f"{icc:.2f}"))
-        rows.append(f"<tr>{''.join(cells)}</tr>")
-    heads = "".join(f'<th scope="col" class="{"l" if i == 0 else ""}">{esc(h)}</th>' for i, h in enumerate(head))
-    return (
-        f'<div class="scroll"><table id="suite"><thead><tr>{heads}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>"
-    )
-
-
-def gates_list(gates: Sequence[dict[str, Any]]) -> str:
-    rows = []
-    for g in gates:
-        verdict = ('<td class="pass"' if g["passed"] else '<td class="fail"') + figure(
-            "(gate)", g["gate"], "passed", g["passed"]
-        )
-        verdict += ">holds</td>" if g["passed"] else ">FAILS</td>"
-        failures = "; ".join(g["failures"])
-        rows.append(
-            f'<tr><th scope="row"><code>{esc(g["gate"])}</code></th>{verdict}'
-            f'<td class="l wrap"{figure("(gate)", g["gate"], "failures", g["failures"])}>{esc(failures)}</td></tr>'
-        )
-    return (
-        '<table id="gates"><thead><tr><th scope="col" class="l">gate</th><th scope="col">result</th>'
-        f'<th scope="col" class="l">failing</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
-    )
 
 
 def _panels(tasks: Sequence[dict[str, Any]], several: bool, ks: Sequence[int], highlight: int | None) -> str:
@@ -225,6 +138,27 @@ def _history_section(history: dict[str, Any]) -> str:
     )
 
 
+PROVENANCE = (("source", "source file"), ("eval_id", "eval"), ("date", "run"), ("promptfoo_version", "promptfoo"),
+              ("repeat", "--repeat"), ("models", "models"), ("description", "suite"))  # fmt: skip
+
+
+def _provenance(p: dict[str, Any]) -> str:
+    """Where the figures come from: each known field of the provenance, in a definition list."""
+    items = []
+    for field, title in PROVENANCE:
+        key, name, value = field, title, p.get(field)
+        if key == "repeat" and value is None and p.get("repeats_seen"):
+            key, name, value = "repeats_seen", "repeats seen", p["repeats_seen"]
+        if value in (None, [], ""):
+            continue
+        text = ", ".join(value) if isinstance(value, list) else str(value)
+        items.append(
+            f'<dt>{esc(name)}</dt><dd data-figure="(report)||provenance.{key}" data-value="{esc(json.dumps(value))}">'
+            f"{esc(text)}</dd>"
+        )
+    return f'<dl class="provenance" id="provenance">{"".join(items)}</dl>'
+
+
 def page(data: dict[str, Any], highlight: int | None = None) -> str:
     """The whole HTML document for report_data's dict."""
     tasks, ks = data["tasks"], data["ks"]
@@ -236,20 +170,31 @@ def page(data: dict[str, Any], highlight: int | None = None) -> str:
             f'data-value="{highlight}">{highlight}</span>*</span> (marked): the chance that all '
             f"{highlight} unattended runs between two looks pass.</li>"
         )
-    boot = data["bootstrap"]
+    boot, v = data["bootstrap"], data["verdict"]
+    resamples = (
+        f'<span data-figure="(report)||bootstrap.resamples" data-value="{esc(json.dumps(boot["resamples"]))}">'
+        + ("as many as it takes (exact when the suite is small)" if boot["resamples"] is None else
+           f'{boot["resamples"]} resamples') + "</span>"
+    )  # fmt: skip
     sections = [
-        '<h1>passhat report</h1><p class="note">pass@k = 1 − C(n−c, k)/C(n, k) (Chen et al. 2021); '
-        "pass^k = C(c, k)/C(n, k) (τ-bench); undefined (n&lt;k) when n &lt; k, never capped. Mean pass^k intervals: "
-        f'cluster bootstrap, <span data-figure="(report)||bootstrap.resamples" data-value="{boot["resamples"]}">'
-        f'{boot["resamples"]}</span> resamples, seed <span data-figure="(report)||bootstrap.seed" '
-        f'data-value="{boot["seed"]}">{boot["seed"]}</span>.</p>',
+        f"<h1>passhat report</h1>{_provenance(data['provenance'])}",
+        f'<h2 id="verdict-head">Safe for <span data-figure="(report)||verdict.k" data-value="{v["k"]}">{v["k"]}</span>'
+        ' unattended runs?</h2><p class="note">Safe when the whole 95% interval of pass^k (the Wilson interval of '
+        "the pass rate, each end to the k-th power) is at or above "
+        f'<span data-figure="(report)||verdict.threshold" data-value="{v["threshold"]}">{v["threshold"]:g}</span>; '
+        "not safe when it is all below; else not enough trials to say (<code>--safe-at</code> sets the threshold, "
+        f"<code>--unattended-runs</code> k).</p>{verdict_table(data)}",
         f'<h2 id="summary">Summary</h2><ul class="summary">{summary}</ul>',
     ]
     if data["gates"]:
         sections.append(f'<h2 id="gate-results">Gates</h2>{gates_list(data["gates"])}')
     sections += [
-        f'<h2 id="suites">Suite per provider</h2>{suite_table(data)}',
-        f'<h2 id="per-task">Per task</h2>{task_table(data, highlight)}',
+        f'<h2 id="suites">Suite per provider</h2>{suite_table(data)}<p class="note">pass@k = 1 − C(n−c, k)/C(n, k) '
+        "(Chen et al. 2021); pass^k = C(c, k)/C(n, k) (τ-bench); undefined (n&lt;k) when n &lt; k, never capped. "
+        f'Mean pass^k intervals: cluster bootstrap, {resamples}, seed <span data-figure="(report)||bootstrap.seed" '
+        f'data-value="{boot["seed"]}">{boot["seed"]}</span>.</p>',
+        f'<h2 id="per-task">Per task</h2>{task_tables(data, highlight)}',
+        infra_table(data),
         '<h2 id="pass-rate">Pass rate and its 95% interval</h2><p class="legend">'
         '<span class="swatch" style="background:var(--good)"></span>every trial passed'
         '<span class="swatch" style="background:var(--warn)"></span>flaky'

@@ -14,26 +14,35 @@ import os
 import threading
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 from passhat.report._summary import Groups, fold, merge
 from passhat.results._progress import Progress
+from passhat.results._provenance import collector
 from passhat.results._rows import iter_trials, iter_trials_part
 from passhat.results._scan import row_split
 
 PARALLEL_BYTES = 64 << 20  # below this, forking costs more than it saves
 
 
-def fold_file(path: str | Path, progress: Progress | None = None) -> Groups:
-    """Per-(task, provider) totals of a results file (see `_summary.fold`); `progress` counts the bytes read."""
+def fold_file(path: str | Path, progress: Progress | None = None, wrapper: dict[str, Any] | None = None) -> Groups:
+    """Per-(task, provider) totals of a results file (see `_summary.fold`); `progress` counts the bytes read;
+    `wrapper` (a dict) is filled with the JSON wrapper's provenance fields (`results._provenance`)."""
     path = str(path)
     start = split_point(path)
     if start is not None:
-        groups = _fold_in_two(path, start, progress)
-        if groups is not None:
-            return groups
+        found = _fold_in_two(path, start, progress)
+        if found is not None:
+            if wrapper is not None:
+                wrapper.update(found[1])
+            return found[0]
         if progress is not None:
             progress.restart()
-    return fold(iter_trials(path, None if progress is None else progress.add))
+    members: dict[str, Any] = {}
+    groups = fold(iter_trials(path, None if progress is None else progress.add, collector(members)))
+    if wrapper is not None:
+        wrapper.update(members)
+    return groups
 
 
 def split_point(path: str, minimum: int | None = None) -> int | None:
@@ -64,15 +73,17 @@ def _fold_tail(path: str, start: int, sender: Connection, read: ctypes.c_long | 
     def count(size: int) -> None:
         read.value += size  # type: ignore[union-attr]  # only called when read is given
 
+    members: dict[str, Any] = {}
     try:
-        groups: Groups | None = fold(iter_trials_part(path, start, "tail", None if read is None else count))
+        tail = iter_trials_part(path, start, "tail", None if read is None else count, collector(members))
+        found: tuple[Groups, dict[str, Any]] | None = (fold(tail), members)
     except Exception:
-        groups = None
-    sender.send(groups)
+        found = None
+    sender.send(found)
     sender.close()
 
 
-def _fold_in_two(path: str, start: int, progress: Progress | None = None) -> Groups | None:
+def _fold_in_two(path: str, start: int, progress: Progress | None = None) -> tuple[Groups, dict[str, Any]] | None:
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
     read = None if progress is None else context.Value("q", 0, lock=False)  # the child's bytes, shared memory
@@ -82,7 +93,11 @@ def _fold_in_two(path: str, start: int, progress: Progress | None = None) -> Gro
     try:
         if progress is not None and read is not None:
             progress.elsewhere = lambda: read.value
-        head = fold(iter_trials_part(path, start, "head", None if progress is None else progress.add))
+        members: dict[str, Any] = {}
+        head_trials = iter_trials_part(
+            path, start, "head", None if progress is None else progress.add, collector(members)
+        )
+        head = fold(head_trials)
         while progress is not None and not receiver.poll(0.1):  # the second half is still being read
             progress.show()
         tail = receiver.recv()
@@ -93,4 +108,7 @@ def _fold_in_two(path: str, start: int, progress: Progress | None = None) -> Gro
         if child.is_alive():
             child.terminate()  # our own child, by its handle
         child.join()
-    return None if tail is None else merge(head, tail)
+    if tail is None:
+        return None
+    tail_groups, tail_members = tail
+    return merge(head, tail_groups), {**members, **tail_members}

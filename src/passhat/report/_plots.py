@@ -185,7 +185,7 @@ def _ticks(top: float) -> tuple[list[float], float]:
 def cost_chart(tasks: Sequence[dict[str, Any]], several: bool, ident: str = "plot-cost") -> str:
     """(c) Cost per success per task, a bar: cost of the scored trials / passes."""
     labels = [label(t, several) for t in tasks]
-    left, plot, right, top = _label_width(labels), 440.0, 110.0, 8.0
+    left, plot, right, top = _label_width(labels), 440.0, 200.0, 8.0
     bottom = top + ROW * len(tasks)
     known = [t["cost_per_success_usd"] for t in tasks if t["cost_per_success_usd"] is not None]
     ticks, end = _ticks(max(known)) if known and max(known) > 0 else ([0.0, 1.0], 1.0)
@@ -196,20 +196,25 @@ def cost_chart(tasks: Sequence[dict[str, Any]], several: bool, ident: str = "plo
         key = (t["task"], t["provider"])
         parts.append(_row_label(left - 8, y, name))
         if value is None:
-            why = "no pass" if not t["passes"] else "no cost recorded"
+            why = "no pass" if not t["passes"] else "no known cost"
             parts.append(
                 f'<text class="none" x="{_num(left + 4)}" y="{_num(y + 4)}"{figure(*key, "cost_per_success_usd", None)}>'
                 f"<title>{esc(name)}: no cost per success ({why})</title>{why}</text>"
             )
             continue
         width = max(value / end * plot, 1.0)
+        fake = " (scripted model: not real money)" if t.get("scripted_model") else ""
         parts.append(
-            f'<rect class="bar" x="{_num(left)}" y="{_num(y - 7)}" width="{_num(width)}" height="14"'
-            f"{figure(*key, 'cost_per_success_usd', value)}><title>{esc(name)}: ${value:.4f} per success "
-            f"({t['passes']} passes)</title></rect>"
-            f'<text class="value" x="{_num(left + width + 6)}" y="{_num(y + 4)}">${value:.4f}</text>'
+            f'<rect class="bar{" scripted" if fake else ""}" x="{_num(left)}" y="{_num(y - 7)}" width="{_num(width)}"'
+            f' height="14"{figure(*key, "cost_per_success_usd", value)}><title>{esc(name)}: ${value:.4f} per success '
+            f"({t['passes']} passes){fake}</title></rect>"
+            f'<text class="value" x="{_num(left + width + 6)}" y="{_num(y + 4)}">${value:.4f}'
+            f"{' scripted, not real' if fake else ''}</text>"
         )
-    desc = "One bar per task: the cost of its scored trials divided by its passes, in US dollars."
+    desc = (
+        "One bar per task: the cost of its scored trials with a known cost divided by their passes, in US dollars; "
+        "a scripted model's dollars are marked as not real."
+    )
     return _svg(ident, left + plot + right, bottom + 22, "Cost per success per task", desc, parts)
 
 

@@ -4,7 +4,11 @@
 so it works on a streamed 100,000-row file (and two folds of a file's halves `merge()` exactly);
 `finish()` turns the totals into TaskSummary figures; `summarize()` is both. n counts the trials
 that ended without an infra error, c the passes among them; infra errors are counted apart and
-shown, never turned into failures.
+shown, never turned into failures, with their commonest reasons.
+
+Cost: only trials whose cost is known count (`Trial.cost_usd` is None otherwise, e.g. Promptfoo's $0 on an
+error row): mean $ = their mean, over every trial, infra errors too (they were paid for); $/success = the
+cost of the scored trials with a known cost / the passes among those same trials.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from statistics import fmean
 from typing import ClassVar
 
 from passhat.results._rows import Trial
+from passhat.stats import _bootstrap as bootstrap
 from passhat.stats import _suite as suite_stats
 from passhat.stats._estimators import (
     nearest_rank,
@@ -53,6 +58,11 @@ class TaskSummary:
     judged: int = 0  # rows an LLM judge graded (the report then adds the judge's table)
     duplicate_repeats: tuple[int, ...] = ()  # repeat indexes seen more than once (a merge or resume gone wrong)
     missing_repeats: tuple[int, ...] = ()  # gaps in 0..max repeat index (e.g. --retry-errors without --repeat)
+    infra_error_reasons: tuple[tuple[str, int], ...] = ()  # commonest first: (first line of the error, count)
+    cost_known: int = 0  # trials (infra errors too) whose cost is known
+    scripted: int = 0  # trials run against the scripted model: their dollars are not real
+    models: tuple[str, ...] = ()  # metadata model of the trials
+    repeats_seen: int | None = None  # 1 + the largest repeat index
 
     @property
     def flaky(self) -> bool:
@@ -88,8 +98,9 @@ class _Group:
     n: int = 0
     passes: int = 0
     errors: int = 0
-    costs: list[float] = field(default_factory=list)  # every trial's, infra errors too: they were paid for
-    scored_costs: list[float] = field(default_factory=list)
+    costs: list[float] = field(default_factory=list)  # every known cost, infra errors too: they were paid for
+    scored_costs: list[float] = field(default_factory=list)  # the scored trials' known costs
+    scored_cost_passes: int = 0  # passes among the scored trials with a known cost
     turn_sum: int = 0
     turns: int = 0
     durations: list[float] = field(default_factory=list)
@@ -98,6 +109,9 @@ class _Group:
     unscored: int = 0
     judged: int = 0
     repeats: list[int] = field(default_factory=list)
+    reasons: Counter[str] = field(default_factory=Counter)  # infra errors' first lines
+    scripted: int = 0
+    models: set[str] = field(default_factory=set)
     COUNTS: ClassVar[tuple[str, ...]] = (
         "n",
         "passes",
@@ -108,6 +122,8 @@ class _Group:
         "health_reported",
         "unscored",
         "judged",
+        "scored_cost_passes",
+        "scripted",
     )
     LISTS: ClassVar[tuple[str, ...]] = ("costs", "scored_costs", "durations", "repeats")
 
@@ -119,8 +135,13 @@ class _Group:
         if trial.repeat_index is not None:
             self.repeats.append(trial.repeat_index)
         self.judged += trial.judged
+        self.scripted += trial.scripted_model
+        model = trial.metadata.get("model")
+        if isinstance(model, str) and model:
+            self.models.add(model)
         if trial.infra_error:
             self.errors += 1
+            self.reasons[first_line(trial.error)] += 1
             return
         if trial.unscored:
             self.unscored += 1
@@ -129,6 +150,7 @@ class _Group:
         self.passes += trial.passed
         if trial.cost_usd is not None:
             self.scored_costs.append(trial.cost_usd)
+            self.scored_cost_passes += trial.passed
         if trial.turns is not None:  # an infra error's turns are not the agent's behaviour
             self.turn_sum += trial.turns
             self.turns += 1
@@ -149,7 +171,9 @@ class _Group:
             pass_at_k={str(k): pass_at_k(n, c, k) for k in ks},
             pass_hat_k={str(k): pass_hat_k(n, c, k) for k in ks},
             mean_cost_usd=math.fsum(self.costs) / len(self.costs) if self.costs else None,
-            cost_per_success_usd=math.fsum(self.scored_costs) / c if c and self.scored_costs else None,
+            cost_per_success_usd=(
+                math.fsum(self.scored_costs) / self.scored_cost_passes if self.scored_cost_passes else None
+            ),
             mean_turns=self.turn_sum / self.turns if self.turns else None,
             tier=self.tier,
             wilson_95=wilson_interval(n, c),
@@ -164,7 +188,21 @@ class _Group:
             missing_repeats=tuple(sorted(set(range(max(self.repeats) + 1)) - set(self.repeats)))
             if self.repeats
             else (),
+            infra_error_reasons=tuple(sorted(self.reasons.items(), key=lambda item: (-item[1], item[0]))),
+            cost_known=len(self.costs),
+            scripted=self.scripted,
+            models=tuple(sorted(self.models)),
+            repeats_seen=max(self.repeats) + 1 if self.repeats else None,
         )
+
+
+REASON_CHARS = 200
+
+
+def first_line(error: str | None) -> str:
+    """The first non-blank line of an infra error's text, at most REASON_CHARS characters."""
+    line = next((line.strip() for line in (error or "").splitlines() if line.strip()), "(no error text)")
+    return line if len(line) <= REASON_CHARS else line[: REASON_CHARS - 1] + "…"
 
 
 Groups = dict[tuple[str, str], "_Group"]
@@ -193,6 +231,8 @@ def merge(first: Groups, second: Groups) -> Groups:
         into.tier = into.tier if into.tier is not None else group.tier
         for name in _Group.COUNTS + _Group.LISTS:
             setattr(into, name, getattr(into, name) + getattr(group, name))
+        into.reasons = into.reasons + group.reasons
+        into.models = into.models | group.models
     return merged
 
 
@@ -214,6 +254,9 @@ class KFigure:
     interval: tuple[float, float] | None
     tasks: int  # tasks with n >= k
     undefined: tuple[str, ...]  # tasks with n < k
+    method: str | None = None  # "exact" (the bootstrap law computed whole) or "monte-carlo"
+    resamples: int = 0  # Monte Carlo resamples drawn (0: exact)
+    mc_error: float = 0.0  # estimated Monte Carlo standard error of the less certain bound
 
 
 @dataclass(frozen=True)
@@ -272,21 +315,24 @@ def provider_suites(
     summaries: Sequence[TaskSummary],
     ks: Sequence[int],
     *,
-    resamples: int = suite_stats.RESAMPLES,
+    resamples: int | None = None,
     seed: int = suite_stats.SEED,
 ) -> list[ProviderSuite]:
-    """One ProviderSuite per provider, in name order."""
+    """One ProviderSuite per provider, in name order. `resamples` None: the bootstrap's own (see stats)."""
     suites = []
     for provider in sorted({s.provider for s in summaries}):
         tasks = tuple(s for s in summaries if s.provider == provider)
         counts = [(s.n, s.passes) for s in tasks]
-        intervals = suite_stats.mean_pass_hat_k_intervals(counts, ks, resamples=resamples, seed=seed)
+        found = bootstrap.mean_pass_hat_k_bootstrap(counts, ks, resamples=resamples, seed=seed)
         figures = {
             str(k): KFigure(
                 mean=suite_stats.mean_pass_hat_k(counts, k),
-                interval=intervals[k],
+                interval=None if (b := found[k]) is None else b.interval,
                 tasks=sum(n >= k for n, _ in counts),
                 undefined=tuple(s.task for s in tasks if s.n < k),
+                method=None if b is None else b.method,
+                resamples=0 if b is None else b.resamples,
+                mc_error=0.0 if b is None else b.mc_error,
             )
             for k in ks
         }

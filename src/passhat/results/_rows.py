@@ -23,6 +23,7 @@ from passhat.results._progress import Counted
 from passhat.results._scan import MISSING as _MISSING
 from passhat.results._scan import (
     NotJson,
+    OnMember,
     SplitReached,
     SplitUnsafe,
     json_rows,
@@ -45,6 +46,7 @@ class Trial:
     `duration_ms` is the row's latencyMs, else the provider's metadata duration_ms / durationMs.
     `clean_exit` is the run's health, not its outcome: metadata is_error is false and status is
     "ok", each checked when present; None when the provider reports neither.
+    `cost_usd` is None when the cost is unknown (see `_cost`): never a made-up $0.
     """
 
     task: str
@@ -62,6 +64,7 @@ class Trial:
     clean_exit: bool | None
     unscored: bool = False  # an LLM judge could not be read after its retries: neither passed nor failed
     judged: bool = False  # an LLM judge graded this row (it reports the named score judge_unscored)
+    scripted_model: bool = False  # metadata scripted_model is true: the scripted model, its dollars not real
 
 
 def _show(value: object) -> str:
@@ -161,6 +164,24 @@ def _clean_exit(meta: Sources) -> bool | None:
     return status == "ok" if type(status) is str else None
 
 
+def _cost(
+    path: str, at: str, row: dict[str, Any], response: dict[str, Any], meta: Sources, infra: bool
+) -> float | None:
+    """The trial's cost in USD when it is known, else None.
+
+    Known: the provider's own metadata `cost_usd` when it sets that field (passhat's provider does, null when
+    the CLI reported no cost); else the row's `cost` (or response.cost) — except 0 on an infra-error row,
+    which is Promptfoo's placeholder for an error, not a price.
+    """
+    if any("cost_usd" in source for _, source in meta):
+        where, value = _first(meta, "cost_usd")
+        return _number(path, at, f"{where}.cost_usd", value)
+    cost = _number(path, at, ".cost", row.get("cost"))
+    if cost is None:
+        cost = _number(path, at, ".response.cost", response.get("cost"))
+    return None if infra and cost == 0 else cost
+
+
 def _trial(path: str, at: str, row: object) -> Trial:
     if type(row) is not dict:
         raise _bad(path, at, row, "an object (one row per test and provider)")
@@ -180,9 +201,6 @@ def _trial(path: str, at: str, row: object) -> Trial:
     row_meta = _object(path, at, ".metadata", get("metadata"))
     meta: Sources = ((".response.metadata", response_meta), (".metadata", row_meta))
 
-    cost = _number(path, at, ".cost", get("cost"))
-    if cost is None:
-        cost = _number(path, at, ".response.cost", response.get("cost"))
     turns_name = "num_turns"
     turns_where, turns = _first(meta, turns_name)
     if turns is None:
@@ -211,7 +229,7 @@ def _trial(path: str, at: str, row: object) -> Trial:
         passed=success and not infra_error,
         infra_error=infra_error,
         error=error,
-        cost_usd=cost,
+        cost_usd=_cost(path, at, row, response, meta, infra_error),
         turns=_count(path, at, turns_where, turns_name, turns),
         latency_ms=latency,
         metadata={**row_meta, **response_meta},
@@ -220,6 +238,7 @@ def _trial(path: str, at: str, row: object) -> Trial:
         clean_exit=_clean_exit(meta),
         unscored=not infra_error and unscored_by_judge(row),
         judged="judge_unscored" in (get("namedScores") or {}),
+        scripted_model=any(source.get("scripted_model") is True for _, source in meta),
     )
 
 
@@ -242,12 +261,15 @@ def iter_rows(path: str | Path) -> Iterator[dict[str, Any]]:
         raise read_error(path, error) from None
 
 
-def iter_trials(path: str | Path, on_read: Callable[[int], None] | None = None) -> Iterator[Trial]:
+def iter_trials(
+    path: str | Path, on_read: Callable[[int], None] | None = None, on_member: OnMember | None = None
+) -> Iterator[Trial]:
     """Every row of a Promptfoo results file as a Trial, in file order, streamed.
 
     `*.jsonl` is read as JSONL (one row per line); anything else as the JSON document.
     Raises ResultsError at the first problem, possibly after earlier rows were yielded.
-    `on_read(bytes)` is told as the file is read (a progress line).
+    `on_read(bytes)` is told as the file is read (a progress line); `on_member` every member of the
+    JSON wrapper but the rows (evalId, config, metadata, ...).
     """
     path = str(path)
     try:
@@ -258,7 +280,8 @@ def iter_trials(path: str | Path, on_read: Callable[[int], None] | None = None) 
     if path.endswith(".jsonl"):
         rows = ((f"line {line}: row", row) for line, row in jsonl_rows(path, source))
     else:
-        numbered = enumerate(json_rows(path, source, functools.partial(_bad, path), _version_problem))
+        bad = functools.partial(_bad, path)
+        numbered = enumerate(json_rows(path, source, bad, _version_problem, on_member=on_member))
         rows = ((f"results.results[{index}]", row) for index, row in numbered)
     try:
         for at, row in rows:
@@ -287,7 +310,11 @@ def _raise_if_not_json(rows: Iterator[object]) -> None:
 
 
 def iter_trials_part(
-    path: str | Path, start: int, part: Literal["head", "tail"], on_read: Callable[[int], None] | None = None
+    path: str | Path,
+    start: int,
+    part: Literal["head", "tail"],
+    on_read: Callable[[int], None] | None = None,
+    on_member: OnMember | None = None,
 ) -> Iterator[Trial]:
     """The trials before byte `start` (head) or from it on (tail), where `start` begins a row.
 
@@ -303,11 +330,11 @@ def iter_trials_part(
             for line, row in jsonl_rows(path, handle, limit=start if part == "head" else None):
                 yield _trial(path, f"line {line}: row", row)
         elif part == "tail":
-            for index, row in enumerate(json_tail_rows(path, handle, start)):
+            for index, row in enumerate(json_tail_rows(path, handle, start, on_member)):
                 yield _trial(path, f"results.results[+{index}]", row)
         else:
             try:
-                rows = json_rows(path, handle, functools.partial(_bad, path), _version_problem, start)
+                rows = json_rows(path, handle, functools.partial(_bad, path), _version_problem, start, on_member)
                 for index, row in enumerate(rows):
                     yield _trial(path, f"results.results[{index}]", row)
             except SplitReached:

@@ -24,6 +24,7 @@ _NOT_JSON = "pass the .json file written by `promptfoo eval -o results.json`, or
 MISSING = object()
 
 Bad = Callable[[str, object, str], ResultsError]  # (field, value, expected) -> error
+OnMember = Callable[[tuple[str, ...], Any], None]  # told each wrapper member but the rows: (("evalId",), "eval-1")
 
 
 class ByteSource(Protocol):
@@ -205,7 +206,9 @@ def _check_text(path: str, reader: _Reader) -> None:
         raise ResultsError(msg)
 
 
-def _results_rows(reader: _Reader, bad: Bad, version_ok: Callable[[object], str | None]) -> Iterator[Any]:
+def _results_rows(
+    reader: _Reader, bad: Bad, version_ok: Callable[[object], str | None], on_member: OnMember | None
+) -> Iterator[Any]:
     version: object = MISSING
     rows = -1
     for key in reader.members():
@@ -221,7 +224,9 @@ def _results_rows(reader: _Reader, bad: Bad, version_ok: Callable[[object], str 
             yield from reader.elements()
             rows = reader.count
         else:
-            reader.value()
+            value = reader.value()
+            if on_member is not None:
+                on_member(("results", key), value)
     if (expected := version_ok(version)) is not None:
         raise bad("results.version", version, expected)
     if rows < 0:
@@ -235,12 +240,18 @@ def _results_rows(reader: _Reader, bad: Bad, version_ok: Callable[[object], str 
 
 
 def json_rows(
-    path: str, handle: ByteSource, bad: Bad, version_ok: Callable[[object], str | None], limit: int | None = None
+    path: str,
+    handle: ByteSource,
+    bad: Bad,
+    version_ok: Callable[[object], str | None],
+    limit: int | None = None,
+    on_member: OnMember | None = None,
 ) -> Iterator[Any]:
     """Each row of results.results in file order; errors once the wrapper shows it is wrong.
 
     With `limit`, only that many bytes are read, and the walk must stop exactly between two rows
-    (SplitReached); `json_tail_rows` reads the rest.
+    (SplitReached); `json_tail_rows` reads the rest. `on_member` is told every other member of the
+    wrapper and of `results` as it is read (evalId, results.timestamp, config, metadata, ...).
     """
     reader = _Reader(path, handle, limit)
     reader.fill()
@@ -253,32 +264,37 @@ def json_rows(
     found = False
     for key in reader.members():
         if key != "results":
-            reader.value()
+            value = reader.value()
+            if on_member is not None:
+                on_member((key,), value)
         elif reader.peek() != "{":
             raise bad("results", reader.value(), 'an object {"version": 3, "results": [...], ...}')
         else:
             found = True
-            yield from _results_rows(reader, bad, version_ok)
+            yield from _results_rows(reader, bad, version_ok, on_member)
     if reader.peek():
         raise reader.error("Extra data")
     if not found:
         raise bad("results", MISSING, 'an object {"version": 3, "results": [...], ...}')
 
 
-def json_tail_rows(path: str, handle: ByteSource, start: int) -> Iterator[Any]:
+def json_tail_rows(path: str, handle: ByteSource, start: int, on_member: OnMember | None = None) -> Iterator[Any]:
     """The rows of results.results from byte `start` (where a row begins) on, then the rest of the
-    document checked as JSON. Positions in errors are relative: on any problem, read the file whole."""
+    document checked as JSON (its members told to `on_member`, as by `json_rows`). Positions in errors
+    are relative: on any problem, read the file whole."""
     handle.seek(start)
     reader = _Reader(path, handle)
     reader.fill()
     if reader.peek() != "{":
         raise SplitUnsafe
     yield from reader.more_elements()
-    for unsafe in ({"version", "results"}, {"results"}):  # the rest of results {...}, then of the top level
+    for inside, unsafe in ((("results",), {"version", "results"}), ((), {"results"})):  # results {...}, then the top
         for key in reader.more_members():
             if key in unsafe:
                 raise SplitUnsafe  # a second results / a version after the rows: the whole read decides
-            reader.value()
+            value = reader.value()
+            if on_member is not None:
+                on_member((*inside, key), value)
     if reader.peek():
         raise reader.error("Extra data")
 

@@ -1,15 +1,18 @@
 """Per-task statistics: pure functions of trial counts, no I/O.
 
 pass@k and pass^k are undefined when n < k and return None then — never a made-up 0 or 1.
+Both are ratios of whole numbers, computed exactly: `*_exact` returns the Fraction, the float form is
+that Fraction correctly rounded once (8/10 is the double nearest 0.8, so a gate `pass@1>=0.8` holds).
 The Wilson interval, runs needed for a target interval width, Fisher's exact test, the Holm
 correction and the nearest-rank percentile live here too; suite-level figures (ICC, bootstrap)
-are in `_suite_stats`.
+are in `_suite`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 from statistics import NormalDist
 
 Z95 = NormalDist().inv_cdf(0.975)  # 1.959963984540054: the two-sided 95% normal quantile
@@ -27,26 +30,43 @@ def _check(n: int, c: int, k: int) -> None:
         raise ValueError(msg)
 
 
+def pass_at_k_exact(n: int, c: int, k: int) -> Fraction | None:
+    """pass@k as an exact fraction: (C(n, k) - C(n-c, k)) / C(n, k); None when n < k."""
+    _check(n, c, k)
+    if n < k:
+        return None
+    return Fraction(math.comb(n, k) - math.comb(n - c, k), math.comb(n, k))
+
+
 def pass_at_k(n: int, c: int, k: int) -> float | None:
     """Probability that at least one of k trials passes: 1 - C(n-c, k) / C(n, k).
 
     The unbiased estimator of Chen et al. 2021, "Evaluating Large Language Models
-    Trained on Code" (https://arxiv.org/abs/2107.03374), in its numerically stable
-    product form. Returns None when n < k: k trials cannot be drawn from n.
+    Trained on Code" (https://arxiv.org/abs/2107.03374). Their numerically stable product
+    form is not exact in floating point (8/10 came out 0.7999999999999999), so this is
+    the ratio of the two whole numbers, rounded once (Python's int / int is correctly
+    rounded). Returns None when n < k: k trials cannot be drawn from n.
     """
     _check(n, c, k)
     if n < k:
         return None
-    if n - c < k:
-        return 1.0
-    return 1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1))
+    total = math.comb(n, k)
+    return (total - math.comb(n - c, k)) / total
+
+
+def pass_hat_k_exact(n: int, c: int, k: int) -> Fraction | None:
+    """pass^k as an exact fraction: C(c, k) / C(n, k); None when n < k."""
+    _check(n, c, k)
+    if n < k:
+        return None
+    return Fraction(math.comb(c, k), math.comb(n, k))
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float | None:
     """Probability that all of k trials pass: C(c, k) / C(n, k).
 
-    pass^k of Yao et al. 2024, "tau-bench" (https://arxiv.org/abs/2406.12045).
-    Returns None when n < k: k trials cannot be drawn from n.
+    pass^k of Yao et al. 2024, "tau-bench" (https://arxiv.org/abs/2406.12045); the ratio of
+    two whole numbers, rounded once. Returns None when n < k: k trials cannot be drawn from n.
     """
     _check(n, c, k)
     if n < k:
@@ -103,6 +123,53 @@ def runs_needed(n: int, c: int, width: float = 0.2, z: float = Z95) -> int | Non
     while high - low > 1:  # invariant: too wide at `low`, narrow enough at `high`
         middle = (low + high) // 2
         low, high = (low, middle) if wilson_width(rate, middle, z) <= width else (middle, high)
+    return high - n
+
+
+def _hat_interval(rate: float, n: float, k: int, z: float) -> tuple[float, float]:
+    low, high = _wilson(rate, n, z)
+    return low**k, high**k
+
+
+def pass_hat_k_interval(n: int, c: int, k: int, z: float = Z95) -> tuple[float, float] | None:
+    """95% interval for pass^k, the chance that k runs in a row all pass: the Wilson interval (low, high)
+    of the pass rate c/n, each end raised to the k-th power (p^k grows with p, so the coverage carries
+    over). Defined for n < k too: it needs the rate, not k draws. None when n == 0."""
+    _check(n, c, k)
+    if n == 0:
+        return None
+    return _hat_interval(c / n, n, k, z)
+
+
+def runs_to_decide(n: int, c: int, k: int, threshold: float, z: float = Z95, limit: int = 10**9) -> int | None:
+    """More trials until the pass^k interval lies wholly at or above `threshold`, or wholly below it, if the
+    observed rate c/n holds; 0 when it already does. None when no number of trials decides it (the rate is
+    exactly threshold^(1/k), or all passes against a threshold of 1), when n == 0, or beyond `limit` trials.
+    """
+    _check(n, c, k)
+    if not 0 < threshold <= 1:
+        msg = f"threshold must be in (0, 1], got {threshold}."
+        raise ValueError(msg)
+    if n == 0:
+        return None
+    rate = c / n
+
+    def decided(trials: float) -> bool:
+        low, high = _hat_interval(rate, trials, k, z)
+        return low >= threshold or high < threshold
+
+    if decided(n):
+        return 0
+    if rate == threshold ** (1 / k) or (rate == 1 and threshold == 1):
+        return None
+    low, high = n, 2 * n
+    while not decided(high):
+        if high > limit:
+            return None
+        low, high = high, 2 * high
+    while high - low > 1:  # invariant: undecided at `low`, decided at `high`
+        middle = (low + high) // 2
+        low, high = (low, middle) if decided(middle) else (middle, high)
     return high - n
 
 

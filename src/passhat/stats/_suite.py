@@ -1,4 +1,4 @@
-"""Suite-level statistics over tasks: ICC(1) and seeded cluster-bootstrap intervals. Pure, no I/O.
+"""Suite-level statistics over tasks: ICC(1), mean pass^k, the paired change, and the samplers. Pure, no I/O.
 
 Every function takes per-task counts as (n, c) pairs: n scored trials, c passes among them.
 
@@ -6,8 +6,8 @@ The bootstrap is the two-stage "cluster" bootstrap (Davison & Hinkley 1997, "Boo
 their Application", section 3.8): draw T tasks with replacement, then redraw each drawn task's n
 trials with replacement, and recompute the statistic. Each drawn task is independent, so one draw is
 a sample from the mixture over tasks of "c* ~ Binomial(n, c/n), value = f(n, c*)"; a resample's mean
-is the mean of T such draws. Sampling that mixture exactly, all ks from the same draws, keeps a
-2000-resample interval well under a second for suites of thousands of tasks.
+is the mean of T such draws. The samplers here draw that mixture exactly; `_bootstrap` builds the mean
+pass^k interval from them (or from the exact law, `_exact`).
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ import itertools
 import math
 import random
 import sys
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from fractions import Fraction
 from functools import lru_cache
 
-from passhat.stats._estimators import pass_hat_k
+from passhat.stats._estimators import pass_hat_k_exact
 
 Counts = tuple[int, int]  # (n, c)
-RESAMPLES = 2000
+PAIRED_RESAMPLES = 2000  # `passhat compare`'s paired interval
 SEED = 0
 LEVEL = 0.95
 
@@ -190,72 +190,16 @@ class Categorical:
         return drawn
 
 
-def mean_pass_hat_k_intervals(
-    tasks: Sequence[Counts],
-    ks: Sequence[int],
-    *,
-    resamples: int = RESAMPLES,
-    seed: int = SEED,
-    level: float = LEVEL,
-) -> dict[int, tuple[float, float] | None]:
-    """Cluster-bootstrap percentile interval for the mean over tasks of pass^k, for each k.
-
-    Only tasks with n >= k take part (pass^k is undefined for the others, as in the mean itself);
-    None when there are none. ks sharing the same tasks share the resamples.
-
-    One cluster draw is a point (n, c*) of the mixture over tasks; a resample needs `T` draws,
-    taken one by one (`Categorical`) when that is cheaper, else as multinomial counts over the points.
-    """
-    _check_args(resamples, level)
-    intervals: dict[int, tuple[float, float] | None] = {}
-    groups: dict[tuple[Counts, ...], list[int]] = {}
-    for k in ks:
-        defined = tuple(task for task in tasks if task[0] >= k)
-        if defined:
-            groups.setdefault(defined, []).append(k)
-        else:
-            intervals[k] = None
-    for defined, group_ks in groups.items():
-        draws = len(defined)
-        weights: dict[tuple[int, int], float] = {}
-        for (n, c), count in sorted(Counter(defined).items()):
-            for j, probability in enumerate(_resampled_pmf(n, c)):
-                if probability > 0:
-                    weights[n, j] = weights.get((n, j), 0.0) + probability * count / draws
-        points = sorted(weights, key=lambda point: (-weights[point], point))  # likeliest first
-        probabilities = [weights[point] for point in points]
-        cumulative = list(itertools.accumulate(probabilities))
-        values = {k: [math.comb(j, k) / math.comb(n, k) for n, j in points] for k in group_ks}  # pass^k, n >= k
-        means: dict[int, list[float]] = {k: [] for k in group_ks}
-        rng = random.Random(seed)
-        one_by_one = draws < 16 * len(points)  # a binomial costs about 16 table draws
-        sampler = Categorical(cumulative) if one_by_one else None
-        for _ in range(resamples):
-            if sampler is not None:
-                drawn = sampler.draw(rng, draws)
-                for k in group_ks:
-                    means[k].append(sum(map(values[k].__getitem__, drawn)) / draws)
-            else:
-                counts = list(multinomial(rng, draws, probabilities))
-                for k in group_ks:
-                    row = values[k]
-                    means[k].append(sum(row[i] * count for i, count in counts) / draws)
-        for k in group_ks:
-            intervals[k] = _percentile_interval(means[k], level)
-    return intervals
-
-
-def mean_pass_hat_k_interval(
-    tasks: Sequence[Counts], k: int, *, resamples: int = RESAMPLES, seed: int = SEED, level: float = LEVEL
-) -> tuple[float, float] | None:
-    """`mean_pass_hat_k_intervals` for a single k."""
-    return mean_pass_hat_k_intervals(tasks, [k], resamples=resamples, seed=seed, level=level)[k]
+def mean_pass_hat_k_exact(tasks: Sequence[Counts], k: int) -> Fraction | None:
+    """Mean over the tasks with n >= k of pass^k, as an exact fraction; None when there are none."""
+    defined = [value for n, c in tasks if (value := pass_hat_k_exact(n, c, k)) is not None]
+    return sum(defined, Fraction(0)) / len(defined) if defined else None
 
 
 def mean_pass_hat_k(tasks: Sequence[Counts], k: int) -> float | None:
-    """Mean over the tasks with n >= k of pass^k; None when there are none."""
-    defined = [value for n, c in tasks if (value := pass_hat_k(n, c, k)) is not None]
-    return math.fsum(defined) / len(defined) if defined else None
+    """Mean over the tasks with n >= k of pass^k, rounded once from the exact fraction; None when there are none."""
+    exact = mean_pass_hat_k_exact(tasks, k)
+    return None if exact is None else float(exact)
 
 
 def _usable(pairs: Sequence[tuple[Counts, Counts]]) -> list[tuple[Counts, Counts]]:
@@ -271,7 +215,11 @@ def paired_change(pairs: Sequence[tuple[Counts, Counts]]) -> float | None:
 
 
 def paired_change_interval(
-    pairs: Sequence[tuple[Counts, Counts]], *, resamples: int = RESAMPLES, seed: int = SEED, level: float = LEVEL
+    pairs: Sequence[tuple[Counts, Counts]],
+    *,
+    resamples: int = PAIRED_RESAMPLES,
+    seed: int = SEED,
+    level: float = LEVEL,
 ) -> tuple[float, float] | None:
     """Cluster-bootstrap interval for `paired_change`: tasks redrawn, then each side's trials redrawn.
 

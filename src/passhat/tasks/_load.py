@@ -50,6 +50,8 @@ class Task:
     timeout_s: float | None = None
     tags: tuple[str, ...] = ()
     language: str | None = None
+    network: tuple[str, ...] = ()  # host:port a confined trial may reach besides the model API
+    limits: dict[str, int] | None = None  # overrides of the provider config's limits (passhat.trial._limits)
 
     @property
     def repo(self) -> Path:
@@ -101,6 +103,8 @@ def load_task(path: str | Path) -> Task:
         timeout_s=data.get("timeout_s"),
         tags=tuple(data.get("tags", ())),
         language=data.get("language"),
+        network=tuple(data.get("network", ())),
+        limits=dict(data["limits"]) if "limits" in data else None,
     )
 
 

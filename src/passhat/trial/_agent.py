@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import json
 import os
+import re
 import shlex
 import signal
 import time
@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, TypedDict, cast
 import claude_agent_sdk
 
 from passhat.trial._config import ProviderConfig
-from passhat.trial._isolation import write_arguments
+from passhat.trial._isolation import Jail, sandbox_command, write_arguments
+from passhat.trial._limits import tree_usage
+from passhat.trial._proxy import Witness
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -50,7 +52,7 @@ AGENT_FAILURE_SUBTYPES = ("error_max_turns", "error_max_budget_usd")
 class AgentRun:
     """What the CLI reported, plus how the run ended (status)."""
 
-    status: str  # ok | timeout | max_turns | max_budget | agent_error | infra_error
+    status: str  # ok | timeout | limit | max_turns | max_budget | agent_crash | infra_error
     output: str
     error: str | None
     subtype: str | None
@@ -63,6 +65,7 @@ class AgentRun:
     session_id: str | None
     permission_denials: int
     wall_s: float
+    model_requests: int | None = None  # answered by the model API, as the proxy saw them (confined trials)
 
 
 class _RunState(TypedDict):
@@ -72,6 +75,7 @@ class _RunState(TypedDict):
     result: claude_agent_sdk.ResultMessage | None
     last_text: str
     crash: str | None
+    limit: str | None
 
 
 def bundled_cli() -> Path:
@@ -105,34 +109,32 @@ def cli_environment(
     return env
 
 
-def launcher(state_dir: Path, env_names: list[str], bwrap: str | None = None) -> Path:
-    """The cli_path script for this set of variable names (values stay in memory, never on disk).
+def launcher(trial_dir: Path, env_names: list[str], jail: Jail | None = None) -> Path:
+    """The cli_path script of this trial (values of the environment stay in memory, never on disk).
 
-    With `bwrap`, the CLI runs under it; bwrap reads the trial's view from $PASSHAT_BWRAP_ARGS.
-    """
-    keep = sorted((set(env_names) | set(_SDK_VARS) | {"PASSHAT_PID_FILE"}) - {_BWRAP_ARGS_VAR})
+    It records its pid (so a deadline kills the whole group), joins the trial's cgroups, scrubs the
+    environment (`env -i`), starts a session, and under a jail runs the CLI through sandbox_command."""
+    keep = sorted((set(env_names) | set(_SDK_VARS)) - {_BWRAP_ARGS_VAR, "PASSHAT_PID_FILE"})
     cli = shlex.quote(str(bundled_cli()))
-    if bwrap:
-        command = f'/usr/bin/setsid {shlex.quote(bwrap)} --args 3 -- {cli} "$@" 3< "${_BWRAP_ARGS_VAR}"'
+    if jail is not None:
+        prefix = sandbox_command(jail.bwrap, 3, jail.uid, jail.limits.file_mb, jail.limits.processes, jail.model_socket)
+        command = f'/usr/bin/setsid {shlex.join(prefix)} {cli} "$@" 3< "${_BWRAP_ARGS_VAR}"'
     else:
         command = f'/usr/bin/setsid {cli} "$@"'
+    cgroups = jail.cgroups.folders if jail else []
     lines = [
         "#!/bin/sh",
         "# passhat launcher: scrubbed environment, own session (so a deadline kills the whole group)"
-        + (", bubblewrap" if bwrap else ""),
+        + (", bubblewrap" if jail else ""),
         'echo $$ >> "$PASSHAT_PID_FILE"',
+        *[f"echo $$ > {shlex.quote(str(folder / 'cgroup.procs'))}" for folder in cgroups],
         "exec /usr/bin/env -i \\",
         *[f'  ${{{name}+"{name}=${name}"}} \\' for name in keep],
         f"  {command}",
     ]
-    text = "\n".join(lines) + "\n"
-    path = state_dir / "launchers" / f"claude-{hashlib.sha256(text.encode()).hexdigest()[:12]}.sh"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text)
-        tmp.chmod(0o755)
-        os.replace(tmp, path)
+    path = trial_dir / "launcher.sh"
+    path.write_text("\n".join(lines) + "\n")
+    path.chmod(0o755)
     return path
 
 
@@ -168,18 +170,47 @@ def _jsonable(message: object) -> dict:
 
 
 def _status(
-    result: claude_agent_sdk.ResultMessage | None, timed_out: bool, crash: str | None
+    result: claude_agent_sdk.ResultMessage | None, state: _RunState, witness: Witness | None
 ) -> tuple[str, str | None]:
-    if timed_out:
+    """How the run ended. An infrastructure error only when the model proxy saw the model API fail (or, not
+    confined, when the CLI says so); anything else that went wrong is the agent's: it ran the session."""
+    if state["limit"]:
+        return "limit", state["limit"]
+    dead = witness.unreachable() if witness is not None else None
+    if dead is not None:  # every model request failed or never answered: the API's fault, whatever fired first
+        return "infra_error", f"the model API never answered: {dead}" + (
+            " (passhat's deadline ended the session)" if state["timed_out"] else ""
+        )
+    if state["timed_out"]:
         return "timeout", None
-    if result is None:
-        return "infra_error", crash or "the CLI ended without a result message"
-    if result.subtype == "error_max_turns":
+    if result is not None and result.subtype == "error_max_turns":
         return "max_turns", None
-    if result.subtype == "error_max_budget_usd":
+    if result is not None and result.subtype == "error_max_budget_usd":
         return "max_budget", None
-    if result.is_error:
-        return "infra_error", f"Claude Code reported an error ({result.subtype}): {(result.result or '')[:500]}"
+    ended_by_cli = result is not None and result.is_error  # the CLI itself gave up: a pending request counts
+    evidence = witness.infra_evidence(pending_counts=ended_by_cli) if witness is not None else None
+    # exit code -N: the process passhat started (bwrap, root's) died by a signal from outside the sandbox; the
+    # agent cannot signal it (another uid, another pid namespace). The CLI killed inside ends bwrap with 128+N.
+    outside = bool(state["crash"] and re.search(r"exit code -\d+", state["crash"]))
+    if result is None or result.is_error:
+        what = (
+            state["crash"] or "the CLI ended without a result message"
+            if result is None
+            else f"the CLI ended the session flagged as an error (subtype {result.subtype}): "
+            f"{(result.result or '')[:500]}"
+        )
+        if outside:
+            return "infra_error", f"{what}; the CLI was killed from outside the trial's sandbox"
+        if evidence is not None or (witness is None and result is not None):
+            return "infra_error", f"{what}; {evidence}" if evidence else what
+        return "agent_crash", f"{what}; the model API answered every request, so the agent's session broke it"
+    if state["crash"]:  # a result line, then the CLI died: not a result the CLI finished cleanly
+        return "agent_crash", f"a result line arrived but the CLI then failed ({state['crash']}); not trusted"
+    if witness is not None and (result.num_turns or 0) > witness.answered:
+        return "agent_crash", (
+            f"the result line claims {result.num_turns} turn(s) but the model answered {witness.answered} "
+            "request(s): a result the CLI did not produce"
+        )
     return "ok", None
 
 
@@ -197,21 +228,18 @@ def run_agent(
     workdir: Path,
     env: dict[str, str],
     trial_dir: Path,
-    bwrap: tuple[str, list[str]] | None = None,
+    jail: Jail | None = None,
 ) -> AgentRun:
-    """One Claude Code session; transcript.jsonl and cli.pid land in trial_dir.
-
-    bwrap = (path of bwrap, its options for this trial) confines the CLI; None runs it unconfined.
-    """
+    """One Claude Code session; transcript.jsonl and cli.pid land in trial_dir. `jail` confines the CLI."""
     pid_file = trial_dir / "cli.pid"
     env = {**env, "PASSHAT_PID_FILE": str(pid_file)}
-    if bwrap is not None:
+    if jail is not None:
         args_file = trial_dir / "bwrap.args"
-        write_arguments(args_file, bwrap[1])
+        write_arguments(args_file, jail.view)
         env[_BWRAP_ARGS_VAR] = str(args_file)
     options = claude_agent_sdk.ClaudeAgentOptions(
         cwd=str(workdir),
-        cli_path=str(launcher(config.state_dir, list(env), bwrap[0] if bwrap else None)),
+        cli_path=str(launcher(trial_dir, list(env), jail)),
         env=env,
         model=config.model,
         allowed_tools=list(config.allowed_tools),
@@ -223,16 +251,32 @@ def run_agent(
         system_prompt=_system_prompt(config),
         stderr=lambda line: None,
     )
-    state: _RunState = {"timed_out": False, "result": None, "last_text": "", "crash": None}
+    state: _RunState = {"timed_out": False, "result": None, "last_text": "", "crash": None, "limit": None}
     started = time.monotonic()
 
     def on_deadline() -> None:
         state["timed_out"] = True
         kill_process_groups(pid_file)
 
+    def over_limit() -> str | None:
+        if jail is None:
+            return None
+        limits = jail.limits
+        return jail.cgroups.breach() or tree_usage(workdir, limits.worktree_mb * 1024 * 1024, limits.worktree_files)
+
+    async def watch_limits() -> None:
+        while jail is not None:
+            await asyncio.sleep(1.0)
+            reason = await asyncio.to_thread(over_limit)
+            if reason is not None:
+                state["limit"] = reason
+                kill_process_groups(pid_file)
+                return
+
     async def consume() -> None:
         loop = asyncio.get_running_loop()
         watchdog = loop.call_later(config.timeout_s, on_deadline)
+        limits = asyncio.create_task(watch_limits())
         try:
             with open(trial_dir / "transcript.jsonl", "w") as transcript:
                 async for message in claude_agent_sdk.query(prompt=prompt, options=options):
@@ -247,6 +291,7 @@ def run_agent(
             state["crash"] = f"{type(error).__name__}: {error}"
         finally:
             watchdog.cancel()
+            limits.cancel()
 
     try:
         asyncio.run(asyncio.wait_for(consume(), config.timeout_s + _KILL_GRACE_S))
@@ -254,15 +299,18 @@ def run_agent(
         state["timed_out"] = True
     finally:
         kill_process_groups(pid_file)  # nothing the trial started outlives it
+    if jail is not None and state["limit"] is None:
+        state["limit"] = over_limit()
 
     result: claude_agent_sdk.ResultMessage | None = state["result"]
-    status, error = _status(result, state["timed_out"], state["crash"])
+    status, error = _status(result, state, jail.witness if jail else None)
+    trusted = result if status in ("ok", "max_turns", "max_budget", "infra_error") else None
     return AgentRun(
         status=status,
         output=(result.result if result and result.result else state["last_text"]) or "",
         error=error,
         subtype=result.subtype if result else ("timeout" if state["timed_out"] else None),
-        is_error=result.is_error if result else True,
+        is_error=trusted.is_error if trusted else True,
         num_turns=result.num_turns if result else None,
         duration_ms=result.duration_ms if result else None,
         duration_api_ms=result.duration_api_ms if result else None,
@@ -271,4 +319,5 @@ def run_agent(
         session_id=result.session_id if result else None,
         permission_denials=len(getattr(result, "permission_denials", None) or []),
         wall_s=round(time.monotonic() - started, 3),
+        model_requests=jail.witness.answered if jail and jail.witness else None,
     )

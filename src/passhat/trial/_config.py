@@ -9,6 +9,7 @@ from typing import Literal, cast
 
 from passhat._errors import PasshatError
 from passhat.trial._isolation import ISOLATIONS, Isolation
+from passhat.trial._limits import Limits
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 _PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
@@ -38,6 +39,8 @@ class ProviderConfig:
     api_timeout_s: float | None = None  # per API request (API_TIMEOUT_MS); None = the CLI's default
     env: dict[str, str] = field(default_factory=dict)
     isolation: Isolation = "auto"  # auto = bwrap where it works, else none (with a warning)
+    limits: Limits = field(default_factory=Limits)  # per trial and grader run; a task's `limits:` overrides them
+    unreachable_after: int = 3  # trials in a row that could not reach the model before later ones fail fast
 
     @property
     def artifacts_dir(self) -> Path:
@@ -64,12 +67,20 @@ _FIELDS: dict[str, type | tuple[type, ...]] = {
     "max_retries": int,
     "api_timeout_s": (int, float),
     "isolation": str,
+    "limits": dict,
+    "unreachable_after": int,
 }
 _PROMPTFOO_KEYS = {"basePath", "workers", "timeout", "pythonExecutable"}
 
 
 def _bad(field_name: str, value: object, fix: str) -> PasshatError:
     return PasshatError(f"provider config field {field_name!r}: {value!r}: {fix}")
+
+
+def _positive(name: str, value: int) -> int:
+    if value < 1:
+        raise _bad(name, value, "use a positive whole number")
+    return value
 
 
 def parse_config(raw: dict) -> ProviderConfig:
@@ -129,19 +140,29 @@ def parse_config(raw: dict) -> ProviderConfig:
         api_timeout_s=raw.get("api_timeout_s"),
         env={str(k): str(v) for k, v in raw.get("env", {}).items()},
         isolation=isolation,
+        limits=Limits().merged(raw.get("limits"), "promptfooconfig.yaml: provider config"),
+        unreachable_after=_positive("unreachable_after", raw.get("unreachable_after", 3)),
     )
 
 
 def model_endpoint(config: ProviderConfig, task_id: str, trial: int) -> dict[str, str]:
-    """ANTHROPIC_* variables for the CLI: the scripted model, or real Claude on explicit opt-in."""
+    """ANTHROPIC_* variables for the CLI: the scripted model, or real Claude on explicit opt-in.
+
+    The scripted model's URL carries the server's secret (http://passhat:<secret>@127.0.0.1:PORT); the CLI gets
+    only this trial's route and token, never the secret (see passhat/_fake_route.py).
+    """
     if config.fake_model_url:
-        url = f"{config.fake_model_url.rstrip('/')}/passhat/{task_id}/{trial}"
-        if config.fake_script:
-            url += f"/{config.fake_script}"
+        from passhat._fake_route import route_url
+
+        try:
+            url = route_url(config.fake_model_url, task_id, trial, config.fake_script)
+        except ValueError as error:
+            raise PasshatError(f"provider config 'fake_model_url' (or ${FAKE_MODEL_ENV}): {error}") from None
         return {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "passhat-scripted-model"}
     key = os.environ.get("ANTHROPIC_API_KEY")
     if os.environ.get(REAL_CLAUDE_ENV) == "1" and key:
-        return {"ANTHROPIC_API_KEY": key}
+        base = os.environ.get("ANTHROPIC_BASE_URL")  # e.g. a gateway; confined trials reach it via the proxy
+        return {"ANTHROPIC_API_KEY": key, **({"ANTHROPIC_BASE_URL": base} if base else {})}
     msg = (
         f"no model to run against: set {FAKE_MODEL_ENV} to a `passhat fake-model` URL (make demo does), "
         f"or opt in to real Claude with {REAL_CLAUDE_ENV}=1 and ANTHROPIC_API_KEY"

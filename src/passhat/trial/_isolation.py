@@ -1,16 +1,20 @@
 """Confinement of a trial: Claude Code under bubblewrap (bwrap), or plainly not confined.
 
-With `isolation: bwrap` (the default where bwrap works) the CLI, and everything it starts, sees
-  * the system read-only (`--ro-bind / /`), a fresh /dev and /proc, and no capability at all
-    (`--cap-drop ALL`: even as root the agent cannot unmount what hides things or remount / rw);
-  * empty read-only folders over the host HOME (ssh keys, credentials, ~/.claude), passhat's state
-    dir (other trials' sandboxes and artifacts, the base cache), the tasks (reference solutions)
-    and a few runtime secrets (/run/user, /run/secrets, the docker socket);
-  * empty scratch space over /tmp and /var/tmp, private to the trial and gone with it;
-  * this trial's work dir, HOME and TMPDIR, writable: nothing else is;
-  * its own PID namespace (`--unshare-pid`): when the CLI exits, or passhat kills the launcher's
-    process group at the deadline, the kernel kills every process of the trial, setsid or not;
-  * the host network (the scripted model is on loopback; real Claude needs the internet).
+With `isolation: bwrap` (the default where bwrap works) the CLI, and everything it starts,
+  * never holds host root: when passhat runs as root, bwrap (as root) builds the view and the namespaces,
+    then `setpriv` drops to a uid of the trial's own (no capability, no group, nothing of root's); as
+    another user bwrap makes a user namespace and drops every capability. /proc/sys is read-only;
+  * has its own network namespace: nothing but its own loopback, where _inside.py's forwarder relays one
+    port to passhat's model proxy outside (_proxy.py); own PID, IPC, UTS (hostname) and cgroup namespaces;
+  * runs under a seccomp filter (_inside.py): no unix sockets (the host's are unreachable), no keyrings,
+    no ptrace, no io_uring, bpf, perf, mount or namespace calls;
+  * sees the system read-only (`--ro-bind / /`), a fresh /dev and /proc, and empty read-only folders over
+    the host HOME (keys, credentials, ~/.claude), passhat's state dir (other trials, the base cache), the
+    tasks (reference solutions) and runtime secrets (/run/user, /run/secrets, the docker socket);
+  * has private, size-limited tmpfs over /tmp, /var/tmp and /dev/shm, gone with the trial;
+  * can write only its work dir, HOME and TMPDIR;
+  * ends whole: when the CLI exits, or passhat kills the launcher's process group at the deadline, the
+    PID namespace goes and the kernel kills every process of the trial, setsid or not.
 What a PATH entry or the bundled CLI needs under a hidden folder (a venv, node_modules) is bound
 back read-only. Mounts are applied shallow to deep, so the deepest rule for a path wins.
 """
@@ -19,16 +23,20 @@ from __future__ import annotations
 
 import os
 import pwd
+import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from passhat._errors import PasshatError, SandboxError
+from passhat.trial._limits import Cgroups, Limits, chown_tree, make_cgroups
+from passhat.trial._proxy import DEFAULT_API, PLACEHOLDER_KEY, ModelProxy, Witness, credential_headers
 
 Isolation = Literal["auto", "bwrap", "none"]
 ISOLATIONS = ("auto", "bwrap", "none")
@@ -37,7 +45,26 @@ UNCONFINED = (
     "other trials, the base cache, the tasks' reference solutions) and processes it detaches "
     "(setsid, double fork) can outlive the trial"
 )
-_FLAGS = ("--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--new-session", "--die-with-parent")
+_NAMESPACES = (
+    "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+    "--hostname", "passhat-trial", "--new-session", "--die-with-parent",
+)  # fmt: skip
+# as root: keep only what setpriv needs to drop to the trial's uid; as another user: a user namespace, no caps
+_AS_ROOT = ("--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID")
+_AS_USER = ("--unshare-user", "--disable-userns", "--cap-drop", "ALL")
+MODEL_PORT = 8787  # the trial's own loopback: any fixed port is free there
+_INSIDE = Path(__file__).resolve().with_name("_inside.py")
+_MB = 1024 * 1024
+
+
+def as_root() -> bool:
+    return os.geteuid() == 0
+
+
+def _flags() -> tuple[str, ...]:
+    return (*_NAMESPACES, *(_AS_ROOT if as_root() else _AS_USER))
+
+
 _SCRATCH = ("/tmp", "/var/tmp")
 _SECRETS = ("/run/user", "/run/secrets", "/run/docker.sock", "/run/containerd", "/run/podman")
 _PROBES: dict[str, str | None] = {}
@@ -80,7 +107,7 @@ def _probe(bwrap: str) -> str | None:
             "/dev",
             "--proc",
             "/proc",
-            *_FLAGS,
+            *_flags(),
             "--perms",
             "01777",
             "--tmpfs",
@@ -156,7 +183,10 @@ def _needed(path_env: str, cli: Path) -> list[Path]:
     needed = [_real(cli).parent]
     for entry in filter(None, path_env.split(os.pathsep)):
         folder = _real(entry)
-        if not folder.is_dir():
+        try:
+            if not folder.is_dir():
+                continue
+        except OSError:  # a PATH entry this user cannot reach: nothing of it is needed
             continue
         needed.append(folder)
         config = folder.parent / "pyvenv.cfg"
@@ -175,7 +205,9 @@ def _within(path: Path, root: Path) -> bool:
     return path == root or path.is_relative_to(root)
 
 
-def mounts(writable: Iterable[Path], private: Iterable[Path], path_env: str, cli: Path) -> list[tuple[Path, Kind]]:
+def mounts(
+    writable: Iterable[Path], private: Iterable[Path], path_env: str, cli: Path, exposed: Iterable[Path] = ()
+) -> list[tuple[Path, Kind]]:
     """The trial's view as (path, kind), shallow to deep; a hide inside a hide is dropped."""
     ops: dict[Path, Kind] = {}
     candidates: list[str | Path] = [*host_homes(), *private, *_SECRETS]
@@ -187,7 +219,7 @@ def mounts(writable: Iterable[Path], private: Iterable[Path], path_env: str, cli
         if path.is_dir():
             ops[path] = "scratch"
     roots = list(ops)
-    for path in _needed(path_env, cli):
+    for path in [*_needed(path_env, cli), *map(_real, exposed)]:
         inside = any(path.is_relative_to(root) for root in roots)
         if inside and not any(_within(root, path) for root in roots):
             ops.setdefault(path, "expose")
@@ -204,24 +236,116 @@ def mounts(writable: Iterable[Path], private: Iterable[Path], path_env: str, cli
 
 
 def bwrap_arguments(
-    workdir: Path, writable: Iterable[Path], private: Iterable[Path], path_env: str, cli: Path
+    workdir: Path,
+    writable: Iterable[Path],
+    private: Iterable[Path],
+    path_env: str,
+    cli: Path,
+    *,
+    exposed: Iterable[Path] = (),
+    tmpfs_mb: int = 512,
 ) -> list[str]:
     """bwrap's options (for `bwrap --args FD`): the view `mounts` describes, plus namespaces and no caps."""
-    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *_FLAGS]
+    size = str(tmpfs_mb * _MB)
+    exposed = [*exposed, _INSIDE.parent]
+    path_env = os.pathsep.join([str(Path(sys.executable).parent), path_env])  # _inside.py's interpreter too
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
+    args += [*_flags(), "--perms", "01777", "--size", size, "--tmpfs", "/dev/shm"]
     read_only: list[str] = []
-    for path, kind in mounts(writable, private, path_env, cli):
+    empties: list[Path] = []  # tmpfs folders: the folders bwrap makes in them for binds must be 0755
+    made: set[Path] = set()
+    for path, kind in mounts(writable, private, path_env, cli, exposed):
+        within = [root for root in empties if path != root and path.is_relative_to(root)]
+        if within:
+            root = max(within, key=lambda r: len(r.parts))
+            for parent in reversed(path.relative_to(root).parents[:-1]):
+                if root / parent not in made:
+                    made.add(root / parent)
+                    args += ["--perms", "0755", "--dir", str(root / parent)]
+        if kind in ("hide", "scratch") and path.is_dir():
+            empties.append(path)
         if kind == "hide" and not path.is_dir():
             args += ["--ro-bind", "/dev/null", str(path)]
         elif kind == "hide":
             args += ["--tmpfs", str(path)]
             read_only.append(str(path))
         elif kind == "scratch":
-            args += ["--perms", "01777", "--tmpfs", str(path)]
+            args += ["--perms", "01777", "--size", size, "--tmpfs", str(path)]
         else:
             args += ["--ro-bind" if kind == "expose" else "--bind", str(path), str(path)]
     for folder in read_only:  # after the binds inside them exist; not recursive, so the binds stay writable
         args += ["--remount-ro", folder]
     return [*args, "--chdir", str(workdir)]
+
+
+def sandbox_command(
+    bwrap: str, args_fd: int, uid: int | None, fsize_mb: int, processes: int, model_socket: Path | None
+) -> list[str]:
+    """Everything before the program: limits, bwrap (options from `args_fd`), the drop to the trial's uid,
+    and _inside.py (the model port when `model_socket` is given, then the seccomp filter)."""
+    limits = [f"--fsize={fsize_mb * _MB}", *([f"--nproc={processes}"] if uid is not None else [])]
+    command = ["/usr/bin/prlimit", *limits, "--", bwrap, "--args", str(args_fd), "--"]
+    if uid is not None:
+        command += ["/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+    command += [sys.executable, "-I", "-S", str(_INSIDE)]
+    if model_socket is not None:
+        command += ["--socket", str(model_socket), "--port", str(MODEL_PORT)]
+    return [*command, "--"]
+
+
+def trial_uid() -> int | None:
+    """A uid of the trial's own when passhat runs as root (never 0, nobody's, or a system one), else None."""
+    return secrets.randbelow(2_000_000_000 - 1_000_000) + 1_000_000 if as_root() else None
+
+
+@dataclass
+class Jail:
+    """How run_agent confines the CLI (see _isolation.py): bwrap's view, the trial's uid, its limits, the
+    model proxy's socket and what the proxy saw, the cgroups."""
+
+    bwrap: str
+    view: list[str]
+    uid: int | None
+    limits: Limits
+    model_socket: Path | None
+    witness: Witness | None
+    cgroups: Cgroups
+    workdir: Path
+
+
+def open_jail(
+    bwrap: str,
+    sandbox: Path,
+    hidden: tuple[Path, ...],
+    limits: Limits,
+    endpoint: dict[str, str],
+    network: tuple[str, ...],
+    cli_env: Callable[[dict[str, str]], dict[str, str]],
+    cli: Path,
+) -> tuple[Jail, ModelProxy, dict[str, str]]:
+    """A trial's jail in `sandbox` (work/, home/, tmp/ there): its uid, cgroups, model proxy and bwrap view.
+
+    `endpoint` holds the real model variables (URL, key): they go to the proxy, outside. The CLI's
+    environment (`cli_env` of the variables it gets instead) points at the trial's own loopback port and
+    holds a placeholder key. Returns the jail, the proxy (`stop()` it after the run: that removes its folder)
+    and the CLI's environment."""
+    workdir, home, tmp = (sandbox / name for name in ("work", "home", "tmp"))
+    run = Path(tempfile.mkdtemp(prefix="passhat-run-"))  # short: a unix socket path has at most 107 bytes
+    upstream = endpoint.get("ANTHROPIC_BASE_URL") or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_API
+    proxy = ModelProxy(run / "model.sock", upstream, credential_headers(endpoint), network).start()
+    local = f"http://127.0.0.1:{MODEL_PORT}"
+    variables = {"ANTHROPIC_BASE_URL": local, "ANTHROPIC_API_KEY": PLACEHOLDER_KEY, "NO_PROXY": "127.0.0.1,localhost"}
+    if network:
+        variables |= {"HTTPS_PROXY": local, "HTTP_PROXY": local}
+    env = cli_env(variables)
+    uid = trial_uid()
+    if uid is not None:
+        chown_tree(workdir, home, tmp, run, uid=uid)  # run/ stays 0700: only the trial reaches its proxy
+    view = bwrap_arguments(
+        workdir, (workdir, home, tmp), hidden, env["PATH"], cli, exposed=(run,), tmpfs_mb=limits.tmpfs_mb
+    )
+    jail = Jail(bwrap, view, uid, limits, run / "model.sock", proxy.witness, make_cgroups(limits), workdir)
+    return jail, proxy, env
 
 
 def write_arguments(path: Path, args: list[str]) -> None:

@@ -13,7 +13,7 @@ import os
 import shutil
 import sys
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,6 +50,7 @@ class TrialRecord:
     model: str | None
     error: str | None
     confinement: str = "none"  # "bwrap", or "none: <what an unconfined agent can reach>"
+    model_requests: int | None = None  # model API requests answered, as passhat's proxy saw them
 
 
 def _task(task_dir: Path) -> Task:
@@ -94,13 +95,9 @@ def _write_json(path: Path, payload: dict) -> None:
 def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
     from passhat.trial._agent import bundled_cli, cli_environment, run_agent
     from passhat.trial._config import model_endpoint, parse_config
-    from passhat.trial._isolation import (
-        bwrap_arguments,
-        confinement,
-        reset_git_dir,
-        warn_if_unconfined,
-    )
-    from passhat.trial._sandbox import collect_outcome, copy_tree, prepare_base
+    from passhat.trial._isolation import confinement, open_jail, reset_git_dir, warn_if_unconfined
+    from passhat.trial._proxy import DEFAULT_API, EndpointHealth
+    from passhat.trial._sandbox import AgentTreeError, Outcome, collect_outcome, copy_tree, prepare_base
 
     config = parse_config(raw_config)
     confined = confinement(config.isolation)
@@ -118,38 +115,64 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
     trial_dir = config.artifacts_dir / eval_id / task.id / name
     sandbox = config.state_dir / "sandboxes" / f"{task.id}-{name}"
     workdir, home, tmp = sandbox / "work", sandbox / "home", sandbox / "tmp"
-    for folder in (trial_dir, home, tmp):
-        folder.mkdir(parents=True, exist_ok=True)
+    where = {"task_id": task.id, "repeat_index": repeat_index, "status": "infra_error"}
+    try:
+        for folder in (trial_dir, home, tmp):
+            folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        msg = (
+            f"infrastructure error in task {task.id} trial {repeat_index}: cannot create {error.filename} "
+            f"({error.strerror}); make the state dir {config.state_dir} writable or set `state_dir:` in the "
+            "provider config to a folder that is"
+        )
+        return {"error": msg, "metadata": where}
 
+    limits = config.limits.merged(task.limits, f"{task.dir / 'task.yaml'}")
+    proxy = jail = None
     try:
         base = prepare_base(task, config.state_dir / "cache")
         copy_tree(base.path, workdir)
         injected = _inject_claude_md(config.claude_md, workdir) if config.claude_md else None
-        env = cli_environment(config, home, tmp, workdir, model_endpoint(config, task.id, repeat_index))
-        bwrap = None
+        endpoint = model_endpoint(config, task.id, repeat_index)
+        upstream = endpoint.get("ANTHROPIC_BASE_URL") or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_API
+        health = EndpointHealth(config.state_dir, config.unreachable_after)
+        if (refused := health.refuse(upstream)) is not None:
+            return {
+                "error": f"infrastructure error in task {task.id} trial {repeat_index}: {refused}",
+                "metadata": where,
+            }
         if confined.bwrap:  # writable: this trial's folders; hidden: the state dir (all else in it), the tasks
-            view = bwrap_arguments(
-                workdir,
-                (workdir, home, tmp),
-                (config.state_dir, config.tasks_dir, task.dir),
-                env["PATH"],
-                bundled_cli(),
-            )
-            bwrap = (confined.bwrap, view)
-        run = run_agent(prompt, config, workdir, env, trial_dir, bwrap)
+            hidden = (config.state_dir, config.tasks_dir, task.dir)
+            jail, proxy, env = open_jail(
+                confined.bwrap, sandbox, hidden, limits, endpoint, task.network,
+                lambda variables: cli_environment(config, home, tmp, workdir, variables), bundled_cli(),
+            )  # fmt: skip
+        else:
+            env = cli_environment(config, home, tmp, workdir, endpoint)
+        run = run_agent(prompt, config, workdir, env, trial_dir, jail)
+        if jail is not None and jail.witness is not None:
+            health.record(upstream, jail.witness.unreachable())
         if injected is not None:
             _restore_claude_md(workdir, base.path, injected)
         reset_git_dir(workdir, base.path)  # the agent's git config and hooks never run outside the sandbox
-        outcome = collect_outcome(workdir, base)
+        try:
+            outcome = collect_outcome(workdir, base, limits)
+        except AgentTreeError as error:
+            outcome = Outcome(b"", ())
+            status = "limit" if error.limit else "agent_crash"
+            run = replace(run, status=status, error=str(error), is_error=True)
     except SandboxError as error:
         return {
             "error": f"infrastructure error (sandbox) in task {task.id}: {error}",
-            "metadata": {"task_id": task.id, "repeat_index": repeat_index, "status": "infra_error"},
+            "metadata": where,
         }
     finally:
+        if proxy is not None:
+            proxy.stop()
+        if jail is not None:
+            jail.cgroups.remove()
         if not config.keep_sandbox:
             shutil.rmtree(sandbox, ignore_errors=True)
-
     patch_path = trial_dir / "patch.diff"
     patch_path.write_bytes(outcome.patch)
     record = TrialRecord(
@@ -176,6 +199,7 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
         model=config.model,
         error=run.error,
         confinement=confined.label,
+        model_requests=run.model_requests,
     )
     metadata = asdict(record)
     metadata["changed_paths"] = list(outcome.changed_paths)

@@ -20,10 +20,12 @@ from pathlib import Path
 
 from passhat._errors import SandboxError
 from passhat.tasks._load import Task
-from passhat.trial._git import GitError, git
+from passhat.trial._git import GitError, GitOutputTooLargeError, git
+from passhat.trial._limits import Limits, tree_usage
 
 _READY = ".passhat-base"  # holds the base commit; written last, so its presence means done
 SETUP_TIMEOUT_S = 900
+_MB = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -117,15 +119,35 @@ def copy_tree(source: Path, dest: Path) -> None:
         raise SandboxError(msg)
 
 
-def collect_outcome(workdir: Path, base: Base) -> Outcome:
-    """The trial's patch against the base commit: untracked files included, binary-safe."""
+class AgentTreeError(Exception):
+    """The tree the agent left cannot be collected: over a limit (`limit` True) or git fails on it.
+
+    Both are the agent's doing (the base was fine), so the trial is an agent failure, never an infra error."""
+
+    def __init__(self, reason: str, limit: bool) -> None:
+        super().__init__(reason)
+        self.limit = limit
+
+
+def collect_outcome(workdir: Path, base: Base, limits: Limits | None = None) -> Outcome:
+    """The trial's patch against the base commit: untracked files included, binary-safe, bounded by `limits`."""
+    limits = limits or Limits()
+    over = tree_usage(workdir, limits.worktree_mb * _MB, limits.worktree_files)
+    if over is not None:
+        raise AgentTreeError(over, limit=True)
     try:
         git(workdir, "add", "-A")
-        patch = git(workdir, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-renames", base.commit)
         names = git(workdir, "diff", "--cached", "--name-only", "-z", "--no-renames", base.commit)
+        patch = git(
+            workdir, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-renames", base.commit,
+            max_output=limits.patch_mb * _MB,
+        )  # fmt: skip
+    except GitOutputTooLargeError:
+        msg = f"patch size limit (patch_mb): the patch is over {limits.patch_mb} MB"
+        raise AgentTreeError(msg, limit=True) from None
     except GitError as error:
-        msg = f"reading what the trial changed failed: {error}"
-        raise SandboxError(msg) from None
+        msg = f"collecting the patch failed on the work tree the agent left: {error}"
+        raise AgentTreeError(msg, limit=False) from None
     return Outcome(patch, tuple(name for name in names.decode().split("\0") if name))
 
 

@@ -1,0 +1,262 @@
+"""The report in words: per provider a headline, the suite's figures, what to rerun; the verdict per task; the
+commonest infra-error reasons. Pure: figures in, sentences out (shared by every format).
+
+The verdict (`verdict_of`), for k unattended runs in a row and a threshold t (default 0.9, `--safe-at`): the 95%
+interval of pass^k is the Wilson interval of the pass rate c/n with each end raised to the k-th power. "safe"
+when its lower end is at least t, "not safe" when its upper end is below t, else "not enough trials to say",
+with how many more trials would decide it if the observed rate holds (`stats.runs_to_decide`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from passhat.report import _formats as fmt
+from passhat.report._summary import ProviderSuite, TaskSummary
+from passhat.stats._estimators import pass_hat_k_interval, runs_to_decide
+
+SAFE, NOT_SAFE, UNSURE = "safe", "not safe", "not enough trials to say"
+SAFE_AT = 0.9  # default threshold on pass^k
+SCRIPTED_MARK = "†"  # after a cost from the scripted model (html: the word "scripted")
+REASONS_SHOWN = 3  # infra-error reasons per task
+TASKS_WITH_REASONS = 10  # tasks whose reasons the text formats list (--format json has every one)
+
+
+def _label(summary: TaskSummary, several: bool) -> str:
+    return f"{summary.task} [{summary.provider}]" if several else summary.task
+
+
+def _names(tasks: Sequence[TaskSummary]) -> str:
+    return ", ".join(f"{s.task} ({s.passes}/{s.n})" for s in tasks)
+
+
+def _verb(count: int, singular: str, plural: str) -> str:
+    return singular if count == 1 else plural
+
+
+def _headline(suite: ProviderSuite) -> str:
+    total, perfect = len(suite.tasks), suite.all_pass
+    sizes = {s.n for s in perfect}
+    if perfect and len(sizes) == 1:
+        n = sizes.pop()
+        line = f"{len(perfect)} of {total} tasks {_verb(len(perfect), 'is', 'are')} {n}/{n}"
+    else:
+        line = f"{len(perfect)} of {total} tasks {_verb(len(perfect), 'passes', 'pass')} every trial"
+    flaky = suite.flaky
+    line += f"; {len(flaky)} {_verb(len(flaky), 'is', 'are')} flaky: {_names(flaky)}" if flaky else "; none is flaky"
+    if suite.never_pass:
+        never = suite.never_pass
+        line += f"; {len(never)} never {_verb(len(never), 'passes', 'pass')}: {_names(never)}"
+    if suite.unscored:
+        line += f"; {len(suite.unscored)} had no scored trial: " + ", ".join(s.task for s in suite.unscored)
+    errors = suite.errors
+    return line + (f". {fmt.plural(errors, 'infra error')} excluded from n." if errors else ". No infra errors.")
+
+
+def _icc_line(icc: float | None) -> str | None:
+    if icc is None:
+        return None
+    if icc <= 0:
+        return f"ICC(1) = {icc:.2f}: tasks differ no more than trial-to-trial luck alone would make them."
+    share = min(icc, 1.0)
+    return (
+        f"ICC(1) = {icc:.2f}: about {share:.0%} of the pass/fail variance is which task it is, "
+        f"{1 - share:.0%} is trial-to-trial luck."
+    )
+
+
+def _suite_lines(suite: ProviderSuite, ks: Sequence[int], unattended_runs: int | None) -> list[str]:
+    lines = [_headline(suite)]
+    means = []
+    for k in ks:
+        figure = suite.pass_hat_k[str(k)]
+        if figure.mean is not None:
+            ci = fmt.interval(figure.interval)
+            if figure.tasks < len(suite.tasks):
+                ci += f", {figure.tasks} of {len(suite.tasks)} tasks"
+            means.append(f"pass^{k} {figure.mean:.3f} ({ci})")
+    if means:
+        lines.append("Mean over tasks (95% cluster-bootstrap CI): " + ", ".join(means) + ".")
+    if (icc := _icc_line(suite.icc1)) is not None:
+        lines.append(icc)
+    if suite.tiers:
+        tiers = [
+            f"{t.tier}: {fmt.plural(t.tasks, 'task')}, {t.all_pass} all-pass, {t.flaky} flaky, "
+            + ", ".join(f"pass^{k} {fmt.fraction(t.mean_pass_hat_k[str(k)])}" for k in ks)
+            for t in suite.tiers
+        ]
+        lines.append("By tier: " + "; ".join(tiers) + ".")
+    if unattended_runs is not None:
+        u = unattended_runs
+        figure = suite.pass_hat_k[str(u)]
+        defined = [s for s in suite.tasks if s.n >= u]
+        if figure.mean is None:
+            lines.append(f"Unattended, {u} runs between looks: pass^{u} is undefined for every task (n<{u}).")
+        else:
+            expected = sum(1 - (s.pass_hat_k[str(u)] or 0.0) for s in defined)
+            lines.append(
+                f"Unattended, {u} runs between looks: mean pass^{u} {figure.mean:.3f} "
+                f"({fmt.interval(figure.interval)}); expect {expected:.1f} of {fmt.plural(len(defined), 'task')} "
+                f"to fail at least once in {u} runs."
+            )
+    return lines
+
+
+def _coverage_lines(summaries: Sequence[TaskSummary], several: bool) -> list[str]:
+    """Every (task, provider, repeat) should appear exactly once; say so when not."""
+    lines = []
+    for s in summaries:
+        if s.duplicate_repeats:
+            lines.append(
+                f"WARNING: {_label(s, several)} has repeat(s) {fmt.some([str(r) for r in s.duplicate_repeats])} "
+                "more than once (a merged or doubly resumed eval?); its figures count them twice."
+            )
+        if s.missing_repeats:
+            lines.append(
+                f"WARNING: {_label(s, several)} is missing repeat(s) {fmt.some([str(r) for r in s.missing_repeats])}: "
+                "if you ran `promptfoo eval --retry-errors` without `--repeat N`, it dropped errored trials; "
+                "rerun with --retry-errors --repeat N."
+            )
+        if s.unscored:
+            lines.append(
+                f"{_label(s, several)}: {fmt.plural(s.unscored, 'trial')} unscored (the judge's reply could not be "
+                "read after its retries): outside n, neither passed nor failed."
+            )
+    return lines
+
+
+def summary_lines(
+    summaries: Sequence[TaskSummary],
+    suites: Sequence[ProviderSuite],
+    ks: Sequence[int],
+    *,
+    unattended_runs: int | None = None,
+    ci_width: float = 0.2,
+) -> list[str]:
+    """The report in words: per provider, then runs needed, then undefined pass^k."""
+    several = len(suites) > 1
+    lines = []
+    for suite in suites:
+        block = _suite_lines(suite, ks, unattended_runs)
+        lines += [f"{suite.provider}: {line}" for line in block] if several else block
+    rerun = [(s, s.runs_needed) for s in summaries if s.runs_needed]
+    if rerun:
+        items = ", ".join(
+            f"{_label(s, several)} {s.passes}/{s.n} needs {more} more (n={s.n + more})" for s, more in rerun
+        )
+        lines.append(
+            f"Rerun before you conclude: for a 95% interval at most {ci_width:g} wide, "
+            f"if the observed rate holds: {items}."
+        )
+    noun = "task" if not several else "task/provider pair"
+    scripted = [s for s in summaries if s.scripted]
+    if scripted:
+        lines.append(
+            f"Not real money: the costs of {fmt.plural(len(scripted), noun)} come from the scripted model "
+            f"(passhat fake-model), which the CLI prices as if it were Claude; they are marked {SCRIPTED_MARK}."
+        )
+    lines += _coverage_lines(summaries, several)
+    lines += infra_error_lines(summaries, several)
+    for k in ks:
+        short = [s for s in summaries if 0 < s.n < k]  # n == 0: said with its infra errors above
+        if short:
+            names = ", ".join(f"{_label(s, several)} (n={s.n})" for s in short)
+            lines.append(
+                f"Note: pass^{k} is undefined (n<k) for {fmt.plural(len(short), noun)}: {names}; "
+                f"run at least {k} trials per task (promptfoo --repeat {k}) or lower --k."
+            )
+    return lines
+
+
+def verdict_of(s: TaskSummary, k: int, threshold: float) -> dict[str, Any]:
+    """Is the task safe for k unattended runs in a row? The verdict and its evidence, as plain data."""
+    interval = pass_hat_k_interval(s.n, s.passes, k)
+    if interval is None:
+        verdict = UNSURE
+    elif interval[0] >= threshold:
+        verdict = SAFE
+    elif interval[1] < threshold:
+        verdict = NOT_SAFE
+    else:
+        verdict = UNSURE
+    more = runs_to_decide(s.n, s.passes, k, threshold) if verdict == UNSURE and s.n else None
+    return {
+        "verdict": verdict,
+        "k": k,
+        "threshold": threshold,
+        "pass_hat_k": s.pass_hat_k.get(str(k)),
+        "ci_95": None if interval is None else list(interval),
+        "passes": s.passes,
+        "n": s.n,
+        "runs_to_decide": more,
+    }
+
+
+ORDER = (NOT_SAFE, UNSURE, SAFE)
+
+
+def verdict_rule(k: int, threshold: float) -> str:
+    return (
+        f"safe when the whole 95% interval of pass^{k} is at or above {threshold:g}, not safe when it is all "
+        f"below, else not enough trials to say (--safe-at sets {threshold:g})."
+    )
+
+
+def verdict_counts(tasks: Sequence[dict[str, Any]]) -> str:
+    counts = {v: sum(t["verdict"]["verdict"] == v for t in tasks) for v in ORDER}
+    return ", ".join(f"{counts[v]} {v}" for v in ORDER if counts[v]) or "no task"
+
+
+def verdict_parts(t: dict[str, Any], several: bool) -> tuple[str, str, str]:
+    """One task's name, verdict and evidence, in words."""
+    v = t["verdict"]
+    name = f"{t['task']} [{t['provider']}]" if several else t["task"]
+    if v["ci_95"] is None:
+        errors = f": all {fmt.plural(t['errors'], 'trial')} were infra errors" if t["errors"] else ""
+        return name, v["verdict"], f"no scored trial{errors}"
+    k = v["k"]
+    low, high = v["ci_95"]
+    evidence = f"pass^{k} {fmt.fraction(v['pass_hat_k'])} (95% CI {low:.3f}-{high:.3f}), {v['passes']}/{v['n']} passed"
+    if v["verdict"] == UNSURE:
+        more = v["runs_to_decide"]
+        evidence += (
+            f"; about {more} more trials would decide it if the rate holds"
+            if more is not None
+            else "; no number of trials decides it at this rate"
+        )
+    return name, v["verdict"], evidence
+
+
+def verdict_line(t: dict[str, Any], several: bool) -> str:
+    return ": ".join(verdict_parts(t, several))
+
+
+def _ordered(tasks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(tasks, key=lambda t: ORDER.index(t["verdict"]["verdict"]))  # the worst verdicts first
+
+
+def verdict_lines(tasks: Sequence[dict[str, Any]], several: bool) -> list[str]:
+    """Per task, the worst verdicts first."""
+    return [verdict_line(t, several) for t in _ordered(tasks)]
+
+
+def verdict_table(tasks: Sequence[dict[str, Any]], several: bool) -> list[tuple[str, str, str]]:
+    """(name, verdict, evidence) per task, the worst verdicts first."""
+    return [verdict_parts(t, several) for t in _ordered(tasks)]
+
+
+def infra_error_lines(summaries: Sequence[TaskSummary], several: bool) -> list[str]:
+    """The commonest infra-error reasons of each task that had any (count and first line)."""
+    erred = [s for s in summaries if s.errors]
+    lines = []
+    for s in erred[:TASKS_WITH_REASONS]:
+        total = s.errors + s.n + s.unscored
+        share = f"all {fmt.plural(total, 'trial')}" if s.errors == total else f"{s.errors} of {total} trials"
+        reasons = "; ".join(f"{count}x {reason}" for reason, count in s.infra_error_reasons[:REASONS_SHOWN])
+        more = len(s.infra_error_reasons) - REASONS_SHOWN
+        reasons += f"; and {more} other reason{'s' if more > 1 else ''}" if more > 0 else ""
+        lines.append(f"Infra errors, {_label(s, several)} ({share}): {reasons}.")
+    if len(erred) > TASKS_WITH_REASONS:
+        lines.append(f"Infra errors in {len(erred) - TASKS_WITH_REASONS} more tasks: --format json lists them all.")
+    return lines

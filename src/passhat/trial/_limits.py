@@ -1,0 +1,202 @@
+"""Resource limits of a trial and of a grader's run of the agent's code.
+
+Defaults below; `limits:` in the provider config overrides them, and `limits:` in a task.yaml overrides
+both for that task. How each is enforced:
+
+  processes    a cgroup's pids.max where passhat may create cgroups (root, v1 or v2), else RLIMIT_NPROC of
+               the trial's own uid (root: one uid per trial, so the count is the trial's own)
+  memory_mb    a cgroup's memory limit (swap included where the kernel accounts it); without cgroups, none
+  tmpfs_mb     the size of each private tmpfs: /tmp, /var/tmp, /dev/shm
+  file_mb      the largest file the agent can write (RLIMIT_FSIZE): a 50 GB sparse file fails with EFBIG
+  worktree_mb  the work tree's size (allocated blocks), checked every second during the run and before the
+  worktree_files  patch is collected: over it, the trial ends as an agent failure with `status: limit`
+  patch_mb     the largest patch passhat will collect and store
+
+Hitting a limit is the agent's failure (`status: limit`, the limit in the reason), never a host problem.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import uuid
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from passhat._errors import PasshatError, SandboxError
+
+_MB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    processes: int = 512
+    memory_mb: int = 4096
+    tmpfs_mb: int = 512
+    file_mb: int = 1024
+    worktree_mb: int = 2048
+    worktree_files: int = 200_000
+    patch_mb: int = 64
+
+    def merged(self, raw: object, where: str) -> Limits:
+        """These limits with `raw` (a `limits:` mapping) applied; one clear error for a bad key or value."""
+        if raw is None:
+            return self
+        if not isinstance(raw, dict):
+            msg = f"{where}: 'limits': {raw!r}: expected a mapping, e.g. limits: {{memory_mb: 2048}}"
+            raise PasshatError(msg)
+        names = [f.name for f in fields(self)]
+        for key, value in raw.items():
+            if key not in names:
+                msg = f"{where}: 'limits.{key}': unknown limit; known: {', '.join(names)}"
+                raise PasshatError(msg)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                msg = f"{where}: 'limits.{key}': {value!r}: expected a positive whole number"
+                raise PasshatError(msg)
+        return replace(self, **raw)
+
+
+def prlimit_args(limits: Limits, own_uid: bool) -> list[str]:
+    """`prlimit` options: the file size always; the process count when the trial has a uid of its own."""
+    args = [f"--fsize={limits.file_mb * _MB}"]
+    if own_uid:
+        args.append(f"--nproc={limits.processes}")
+    return args
+
+
+@dataclass
+class Cgroups:
+    """The cgroup folders of one trial (empty when cgroups are not available here)."""
+
+    folders: list[Path]
+
+    def breach(self) -> str | None:
+        """Which cgroup limit the trial hit, if any."""
+        for folder in self.folders:
+            events = _read(folder / "memory.events")  # v2
+            if "oom_kill" in events and _count(events, "oom_kill") > 0:
+                return "memory limit (memory_mb): the kernel killed a process of the trial for memory"
+            if _count(_read(folder / "memory.oom_control"), "oom_kill") > 0:  # v1
+                return "memory limit (memory_mb): the kernel killed a process of the trial for memory"
+            pids = _read(folder / "pids.events")
+            if "max" in pids and _count(pids, "max") > 0:
+                return "process limit (processes): the trial tried to start more processes than allowed"
+        return None
+
+    def remove(self) -> None:
+        for folder in self.folders:
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def _count(text: str, key: str) -> int:
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name == key and value.strip().isdigit():
+            return int(value)
+    return 0
+
+
+def _write(path: Path, value: str) -> bool:
+    try:
+        path.write_text(value)
+        return True
+    except OSError:
+        return False
+
+
+def make_cgroups(limits: Limits, root: Path = Path("/sys/fs/cgroup")) -> Cgroups:
+    """A memory and a pids cgroup for one trial, where this process may make them; else none."""
+    if os.geteuid() != 0:
+        return Cgroups([])
+    name = f"passhat-{uuid.uuid4().hex[:12]}"
+    memory = limits.memory_mb * _MB
+    made: list[Path] = []
+    if (root / "cgroup.controllers").is_file():  # v2: one folder with both controllers
+        parent = root / "passhat"
+        controllers = _read(root / "cgroup.controllers").split()
+        if "memory" in controllers and "pids" in controllers:
+            parent.mkdir(exist_ok=True)
+            _write(root / "cgroup.subtree_control", "+memory +pids")
+            _write(parent / "cgroup.subtree_control", "+memory +pids")
+            folder = parent / name
+            try:
+                folder.mkdir()
+            except OSError:
+                return Cgroups([])
+            ok = _write(folder / "memory.max", str(memory)) and _write(folder / "pids.max", str(limits.processes))
+            _write(folder / "memory.swap.max", "0")
+            return Cgroups([folder]) if ok else _undo([folder])
+        return Cgroups([])
+    for controller, files in (
+        ("memory", (("memory.limit_in_bytes", str(memory)), ("memory.memsw.limit_in_bytes", str(memory)))),
+        ("pids", (("pids.max", str(limits.processes)),)),
+    ):
+        base = root / controller
+        if not base.is_dir():
+            continue
+        folder = base / "passhat" / name
+        try:
+            folder.mkdir(parents=True)
+        except OSError:
+            continue
+        if not _write(folder / files[0][0], files[0][1]):
+            _undo([folder])
+            continue
+        for file, value in files[1:]:
+            _write(folder / file, value)  # memsw exists only with swap accounting
+        made.append(folder)
+    return Cgroups(made)
+
+
+def _undo(folders: list[Path]) -> Cgroups:
+    Cgroups(folders).remove()
+    return Cgroups([])
+
+
+def tree_usage(root: Path, max_bytes: int, max_files: int) -> str | None:
+    """Why the tree at root is over its limits, or None. Never follows a symlink; stops early when over.
+
+    Size is what the files occupy on disk (allocated blocks) or their length, whichever is larger, so a
+    sparse file counts at its full length."""
+    total = files = 0
+    stack = [str(root)]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            files += 1
+            if files > max_files:
+                return f"work tree file limit (worktree_files): more than {max_files} files"
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                stack.append(entry.path)
+                continue
+            total += max(info.st_size, info.st_blocks * 512)
+            if total > max_bytes:
+                return f"work tree size limit (worktree_mb): more than {max_bytes // _MB} MB"
+    return None
+
+
+def chown_tree(*roots: Path, uid: int) -> None:
+    """Give the trial's uid the writable folders it will use (root only; copies of the base are root's)."""
+    proc = subprocess.run(["chown", "-R", "-h", f"{uid}:{uid}", *map(str, roots)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        msg = f"chown -R {uid} {' '.join(map(str, roots))} failed: {proc.stderr.strip()}"
+        raise SandboxError(msg)

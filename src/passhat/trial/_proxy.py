@@ -1,0 +1,334 @@
+"""The model proxy: a confined trial's only way out, and passhat's witness of what the model API did.
+
+One per trial, outside the sandbox, listening on a unix socket that the in-sandbox forwarder (_inside.py)
+relays 127.0.0.1:PORT to. It
+  * forwards `/v1/...` requests to the real upstream (the scripted model's tokened route, or the Anthropic
+    API), dropping whatever credential the request carries and adding the real one: the API key never
+    enters the sandbox (the CLI there holds a placeholder);
+  * answers CONNECT only for hosts the task lists under `network:` (host:port), refuses everything else;
+  * records every model request's outcome (HTTP status, or why the upstream could not be reached), which is
+    the evidence that decides whether a failed trial was the infrastructure's fault (see `Witness`).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import shutil
+import socket
+import socketserver
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from urllib.parse import urlsplit
+
+PLACEHOLDER_KEY = "passhat-proxy-holds-the-key"
+DEFAULT_API = "https://api.anthropic.com"
+_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
+_CREDENTIALS = {"x-api-key", "authorization", "proxy-authorization"}
+_CONNECT_TIMEOUT_S = 30.0
+_READ_TIMEOUT_S = 900.0
+
+
+_FAILED = ("5", "429", "unreachable", "cut")
+NO_ANSWER_S = 5.0  # a model request pending this long when the session ended: the API was not answering
+
+
+@dataclass
+class Witness:
+    """What the proxy saw of the model API during one trial: each request's path and outcome ("200",
+    "529", "unreachable: ...", "cut: ..."), None while it waits for the upstream."""
+
+    requests: list[tuple[float, str, str | None]] = field(default_factory=list)  # (start, path, outcome)
+    refused: list[str] = field(default_factory=list)  # CONNECT / paths outside the API, as asked
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def start(self, path: str) -> int:
+        with self.lock:
+            self.requests.append((time.monotonic(), path, None))
+            return len(self.requests) - 1
+
+    def finish(self, index: int, outcome: str) -> None:
+        with self.lock:
+            started, path, _ = self.requests[index]
+            self.requests[index] = (started, path, outcome)
+
+    def unreachable(self) -> str | None:
+        """Why no model request of the trial got an answer (None when one did, or none was made)."""
+        with self.lock:
+            outcomes = [o for _, _, o in self.requests]
+        if not outcomes or any(o and not o.startswith(_FAILED) for o in outcomes):
+            return None
+        first = next((o for o in outcomes if o), "no answer")
+        return f"{len(outcomes)} model request(s), none answered (first: {first})"
+
+    @property
+    def answered(self) -> int:
+        """Model requests the upstream answered with a success."""
+        with self.lock:
+            return sum(1 for _, _, outcome in self.requests if outcome and outcome.startswith("2"))
+
+    def infra_evidence(self, pending_counts: bool = False, now: float | None = None) -> str | None:
+        """Why a failed session is the infrastructure's fault, or None: the last model request failed upstream,
+        or was still unanswered when the session ended — when the CLI itself gave up on it (`pending_counts`),
+        or after NO_ANSWER_S (a CLI that died while its request hung)."""
+        now = time.monotonic() if now is None else now
+        with self.lock:
+            if not self.requests:
+                return None
+            started, _, last = self.requests[-1]
+            failures = [o for _, _, o in self.requests if o and o.startswith(_FAILED)]
+        if last is None and (pending_counts or now - started >= NO_ANSWER_S):
+            return f"the model API did not answer its last request in {now - started:.0f} s" + (
+                f" (and failed {len(failures)} time(s) before; last: {failures[-1]})" if failures else ""
+            )
+        if last is not None and last.startswith(_FAILED):
+            return f"the model API failed {len(failures)} time(s); last: {last}"
+        return None
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, path: str, proxy: ModelProxy) -> None:
+        self.proxy = proxy
+        super().__init__(path, _Handler)
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that went away mid-request (the CLI killed or timed out) is no error of ours: stay quiet."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+    def _refuse(self, status: int, message: str) -> None:
+        self.server.proxy.witness.refused.append(f"{self.command} {self.path}")
+        body = ('{"type":"error","error":{"type":"permission_error","message":"' + message + '"}}').encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.wfile.write(body)
+        self.close_connection = True
+
+    def do_CONNECT(self) -> None:
+        proxy = self.server.proxy
+        host, _, port = self.path.rpartition(":")
+        if self.path not in proxy.allowed_hosts:
+            self._refuse(403, f"passhat: {self.path} is not in the task's network list")
+            return
+        try:
+            upstream = socket.create_connection((host, int(port)), timeout=_CONNECT_TIMEOUT_S)
+        except OSError as error:
+            self._refuse(502, f"passhat: cannot reach {self.path}: {error}")
+            return
+        self.send_response(200, "Connection established")
+        self.end_headers()
+        self.close_connection = True
+        upstream.settimeout(None)
+        back = threading.Thread(target=_pipe, args=(upstream, self.connection), daemon=True)
+        back.start()
+        _pipe(self.connection, upstream)
+        back.join(timeout=5)
+        upstream.close()
+
+    def _forward(self) -> None:
+        proxy = self.server.proxy
+        if not self.path.startswith("/v1/"):
+            self._refuse(403, "passhat: only the model API is reachable from a trial")
+            return
+        length = self.headers.get("content-length")
+        if self.headers.get("transfer-encoding") or (self.command == "POST" and length is None):
+            self._refuse(411, "passhat: send a content-length")
+            return
+        body = self.rfile.read(int(length)) if length else b""
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP | _CREDENTIALS | {"host"}}
+        headers.update(proxy.credential_headers)
+        path = proxy.prefix + self.path
+        connection = proxy.connection()
+        seen = proxy.witness.start(self.path)
+        try:
+            connection.request(self.command, path, body=body, headers=headers)
+            response = connection.getresponse()
+        except (OSError, http.client.HTTPException) as error:
+            connection.close()
+            proxy.witness.finish(seen, f"unreachable: {type(error).__name__}: {error}")
+            self._refuse(502, f"passhat: the model API at {proxy.upstream_label} is unreachable")
+            return
+        proxy.witness.finish(seen, str(response.status))
+        self.send_response(response.status, response.reason)
+        for key, value in response.getheaders():
+            if key.lower() not in _HOP | {"content-length"}:
+                self.send_header(key, value)
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        streaming = (response.getheader("content-type") or "").startswith("text/event-stream")
+        tail = b""
+        try:
+            while True:
+                try:
+                    chunk = response.read1(65536)
+                except (OSError, http.client.HTTPException) as error:  # the upstream broke off
+                    proxy.witness.finish(seen, f"cut: {type(error).__name__}: {error}")
+                    return
+                if not chunk:
+                    if streaming and response.status == 200 and b"message_stop" not in tail:
+                        proxy.witness.finish(seen, "cut: the event stream ended before message_stop")
+                    return
+                tail = (tail + chunk)[-256:]
+                try:
+                    self.wfile.write(chunk)
+                    self.wfile.flush()
+                except OSError:  # the CLI went away (its own timeout, or it was killed): not the API's fault
+                    proxy.witness.finish(seen, f"{response.status} (the client left mid-reply)")
+                    return
+        finally:
+            connection.close()
+
+    do_GET = do_POST = do_PUT = do_DELETE = _forward  # noqa: N815
+
+
+def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    try:
+        while chunk := source.recv(65536):
+            sink.sendall(chunk)
+    except OSError:
+        pass
+    finally:
+        for end in (sink, source):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class ModelProxy:
+    """Start with `start()`, stop with `stop()` (which removes the socket's folder, the proxy's own);
+    `witness` holds what it saw."""
+
+    def __init__(self, socket_path: Path, upstream: str, credential: dict[str, str], network: tuple[str, ...] = ()):
+        parts = urlsplit(upstream)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            msg = f"model URL {upstream!r}: expected http(s)://HOST[:PORT][/PATH]"
+            raise ValueError(msg)
+        self.scheme, self.host = parts.scheme, parts.hostname
+        self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        self.prefix = parts.path.rstrip("/")
+        self.upstream_label = f"{parts.scheme}://{parts.hostname}:{self.port}"
+        self.credential_headers = credential
+        self.allowed_hosts = frozenset(network)
+        self.socket_path = socket_path
+        self.witness = Witness()
+        self._server: _Server | None = None
+
+    def connection(self) -> http.client.HTTPConnection:
+        if self.scheme == "https":
+            return http.client.HTTPSConnection(self.host, self.port, timeout=_READ_TIMEOUT_S)
+        return http.client.HTTPConnection(self.host, self.port, timeout=_READ_TIMEOUT_S)
+
+    def start(self) -> ModelProxy:
+        self.socket_path.unlink(missing_ok=True)
+        self._server = _Server(str(self.socket_path), self)
+        os.chmod(self.socket_path, 0o666)  # the trial's own uid connects; the folder's permissions guard it
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        shutil.rmtree(self.socket_path.parent, ignore_errors=True)  # the proxy's own folder
+
+
+def credential_headers(env: dict[str, str]) -> dict[str, str]:
+    """The upstream's credential from the endpoint variables (never passed into the sandbox)."""
+    if token := env.get("ANTHROPIC_AUTH_TOKEN"):
+        return {"authorization": f"Bearer {token}"}
+    if key := env.get("ANTHROPIC_API_KEY"):
+        return {"x-api-key": key}
+    return {}
+
+
+# --- the endpoint's health across trials (issue: a dead endpoint must not cost hours of retries) ------
+
+UNREACHABLE_AFTER = 3  # consecutive trials that could not reach the model before later ones fail fast
+
+
+def probe(url: str, timeout_s: float = 3.0) -> str | None:
+    """None if something answers TCP at url's host:port, else why not."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname or "", port), timeout=timeout_s).close()
+    except OSError as error:
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
+class EndpointHealth:
+    """How many trials in a row could not reach the model, kept in a file of the state dir (every Promptfoo
+    worker process of one eval shares it). Once `limit` trials in a row could not reach it, each later trial
+    first probes the endpoint and, when it is still down, ends at once as an infra error naming the endpoint
+    and the first error; one that can reach it again resets the count."""
+
+    def __init__(self, state_dir: Path, limit: int = UNREACHABLE_AFTER) -> None:
+        self.path = state_dir / "endpoint-health.json"
+        self.limit = limit
+
+    def _read(self) -> dict[str, object]:
+        try:
+            data = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _write(self, data: dict[str, object]) -> None:
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        try:
+            tmp.write_text(json.dumps(data))
+            os.replace(tmp, self.path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+
+    def refuse(self, url: str) -> str | None:
+        """Why this trial should not start (the endpoint is known dead and still is), or None."""
+        data = self._read()
+        count = data.get("count")
+        if not isinstance(count, int) or count < self.limit:
+            return None
+        problem = probe(url)
+        if problem is None:
+            self._write({})
+            return None
+        return (
+            f"the model endpoint {_label(url)} could not be reached by the last {count} trials (first error: "
+            f"{data.get('first')}) and still cannot ({problem}); this trial was not started. Bring the endpoint "
+            "back, then `promptfoo eval --retry-errors --repeat N` runs these trials again"
+        )
+
+    def record(self, url: str, unreachable: str | None) -> None:
+        """After a trial: `unreachable` is why it could not reach the model, or None when it could."""
+        if unreachable is None:
+            if self._read():
+                self._write({})
+            return
+        data = self._read()
+        count = data.get("count")
+        first = data.get("first") or unreachable
+        self._write({"count": (count if isinstance(count, int) else 0) + 1, "first": first, "url": _label(url)})
+
+
+def _label(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"

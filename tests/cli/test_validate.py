@@ -1,0 +1,139 @@
+"""`passhat validate`: one tiny promptfooconfig.yaml per failure mode, each one clear line (exit 2) naming
+the file, the key and the fix — never "ok: ready to run" when it checked nothing. Before, every failing
+case below said "ok: ready to run" (and promptfoo then hung on the misspelt provider file)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from passhat.cli import main
+
+SECRET = "0" * 64
+FAKE = {"PASSHAT_FAKE_MODEL_URL": f"http://passhat:{SECRET}@127.0.0.1:9"}
+REAL = {"PASSHAT_REAL_CLAUDE": "1", "ANTHROPIC_API_KEY": "sk-ant-test"}
+PASSHAT = "  - id: file://providers/claude_code.py\n    label: cc\n"
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    """A folder with passhat's provider file; the environment without any model endpoint."""
+    shutil.copytree(ROOT / "providers", tmp_path / "providers")
+    for name in ("PASSHAT_FAKE_MODEL_URL", "PASSHAT_REAL_CLAUDE", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path
+
+
+def run(project: Path, monkeypatch, capsys, config: str, env: dict[str, str], *argv: str) -> tuple[int, str, str]:
+    (project / "promptfooconfig.yaml").write_text(config)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    code = main(["validate", str(project / "promptfooconfig.yaml"), *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+FAILS = [
+    # (id, promptfooconfig.yaml, environment, fragments of the one error line)
+    ("provider-file-typo", "providers:\n  - id: file://providers/claude-code.py\n", FAKE,
+     ["'providers[0].id'", "'file://providers/claude-code.py'", "no such file", "promptfoo would hang",
+      "did you mean file://providers/claude_code.py?"]),
+    ("provider-file-typo-with-function", "providers: ['file://providers/claude-cod.py:call_api']\n", FAKE,
+     ["'providers[0].id'", "did you mean file://providers/claude_code.py:call_api?"]),
+    ("provider-folder-typo", "providers:\n  - id: file://provider/claude_code.py\n", FAKE,
+     ["'providers[0].id'", "no such file", "give its path relative to", "file://providers/claude_code.py"]),
+    ("confg-not-config", "providers:\n  - id: file://providers/claude_code.py\n    confg: {max_turns: 3}\n", FAKE,
+     ["key 'providers[0].confg'", "promptfoo ignores it", "did you mean 'config'?"]),
+    ("provider-not-providers", "provider:\n  - id: file://providers/claude_code.py\n", FAKE,
+     ["key 'provider'", "promptfoo ignores it", "did you mean 'providers'?"]),
+    ("no-passhat-provider", "providers: ['anthropic:messages:claude-sonnet-4-5']\n", FAKE,
+     ["key 'providers'", "no passhat provider among anthropic:messages:claude-sonnet-4-5",
+      "add - id: file://providers/claude_code.py"]),
+    ("no-endpoint-no-key", f"providers:\n{PASSHAT}", {},
+     ["provider 'cc'", "no model to run against", "neither PASSHAT_FAKE_MODEL_URL nor PASSHAT_REAL_CLAUDE=1",
+      "set PASSHAT_FAKE_MODEL_URL (or `fake_model_url:` in its config)", "export PASSHAT_REAL_CLAUDE=1"]),
+    ("opt-in-without-key", f"providers:\n{PASSHAT}", {"PASSHAT_REAL_CLAUDE": "1"},
+     ["provider 'cc'", "PASSHAT_REAL_CLAUDE=1 but ANTHROPIC_API_KEY is not set"]),
+    ("key-without-opt-in", f"providers:\n{PASSHAT}", {"ANTHROPIC_API_KEY": "sk-ant-test"},
+     ["provider 'cc'", "ANTHROPIC_API_KEY is set but PASSHAT_REAL_CLAUDE is not 1"]),
+    ("fake-model-url-without-secret", f"providers:\n{PASSHAT}", {"PASSHAT_FAKE_MODEL_URL": "http://127.0.0.1:9"},
+     ["provider 'cc'", "'fake_model_url' (or $PASSHAT_FAKE_MODEL_URL)", "carries no secret", "--url-file"]),
+    ("state-dir-under-a-file", f"providers:\n{PASSHAT}    config: {{state_dir: blocker/state}}\n", FAKE,
+     ["provider 'cc'", "key 'state_dir'", "blocker is a file, not a folder", "point `state_dir:`"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("config", "env", "fragments"), [pytest.param(*c[1:], id=c[0]) for c in FAILS])
+def test_each_failure_mode_is_one_line_naming_file_key_and_fix(project, monkeypatch, capsys, config, env, fragments):
+    (project / "blocker").write_text("a file where a folder should be\n")
+    code, out, err = run(project, monkeypatch, capsys, config, env)
+    assert code == 2, out + err
+    assert "ok: ready to run" not in out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"passhat: error: {project / 'promptfooconfig.yaml'}: "), err
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
+def test_a_read_only_state_dir_fails(project, monkeypatch, capsys):
+    (project / "ro").mkdir(mode=0o555)
+    code, _, err = run(project, monkeypatch, capsys, f"providers:\n{PASSHAT}    config: {{state_dir: ro/s}}\n", FAKE)
+    assert code == 2 and "key 'state_dir'" in err and "Permission denied" in err, err
+
+
+PASSES = [
+    # (id, promptfooconfig.yaml, environment, fragments of stdout)
+    ("scripted-model", f"providers:\n{PASSHAT}", FAKE,
+     ["provider cc: config ok", "provider cc: model: the scripted model at http://passhat:***@127.0.0.1:9",
+      "provider cc: state dir {project}/.passhat writable"]),
+    ("fake-model-url-in-config",
+     f"providers:\n{PASSHAT}    config: {{fake_model_url: 'http://passhat:{SECRET}@127.0.0.1:8'}}\n", {},
+     ["model: the scripted model at http://passhat:***@127.0.0.1:8"]),
+    ("real-claude-opted-in", f"providers:\n{PASSHAT}", REAL, ["model: real Claude (PASSHAT_REAL_CLAUDE=1"]),
+    ("function-suffix", "providers: ['file://providers/claude_code.py:call_api']\n", FAKE,
+     ["provider file://providers/claude_code.py:call_api: config ok"]),
+    ("map-form", "providers:\n  - file://providers/claude_code.py: {label: m, config: {max_turns: 3}}\n", FAKE,
+     ["provider m: config ok"]),
+    ("state-dir-not-there-yet", f"providers:\n{PASSHAT}    config: {{state_dir: new/deeper/state}}\n", FAKE,
+     ["state dir {project}/new/deeper/state writable"]),
+    ("other-providers-beside", f"providers:\n{PASSHAT}  - anthropic:claude-agent-sdk\n", FAKE, ["provider cc"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("config", "env", "fragments"), [pytest.param(*c[1:], id=c[0]) for c in PASSES])
+def test_a_checked_config_is_ready(project, monkeypatch, capsys, config, env, fragments):
+    code, out, err = run(project, monkeypatch, capsys, config, env)
+    assert code == 0, out + err
+    assert out.rstrip().endswith("ok: ready to run")
+    for fragment in fragments:
+        assert fragment.format(project=project) in out, out
+    assert SECRET not in out  # the harness's secret is never printed
+    assert not (project / "new").exists()  # the writability probe leaves nothing behind
+
+
+def test_k_takes_the_same_list_as_report(project, monkeypatch, capsys):
+    """`--k 1,3,5,10` is what `passhat report` takes; validate reads its largest k (before: invalid int)."""
+    code, _, err = run(project, monkeypatch, capsys, f"providers:\n{PASSHAT}", FAKE, "--repeat", "5", "--k", "1,3,10")
+    assert code == 2 and "--repeat 5 is less than the largest k (10)" in err, err
+
+
+@pytest.mark.parametrize(
+    ("config", "warned"),
+    [
+        pytest.param("{api_timeout_s: 5, timeout_s: 20}", True, id="default-retries-past-deadline"),
+        pytest.param("{api_timeout_s: 5, max_retries: 1, timeout_s: 20}", False, id="two-tries-fit"),
+        pytest.param("{timeout_s: 20}", False, id="no-api-timeout-set"),
+    ],
+)
+def test_a_deadline_shorter_than_the_clis_retries_is_warned(project, monkeypatch, capsys, config, warned):
+    # default retries 10: 5 s × 11 tries + backoff 0.5+1+2+4+8+16+32×4 = 159.5 → 214.5 s (shown 214) > 20 s
+    code, out, _ = run(project, monkeypatch, capsys, f"providers:\n{PASSHAT}    config: {config}\n", FAKE)
+    assert code == 0
+    assert ("warning: provider cc: timeout_s 20 is below what the CLI's retries can take" in out) is warned
+    if warned:
+        assert "= 214 s); raise timeout_s to 214" in out

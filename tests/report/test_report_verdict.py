@@ -1,0 +1,125 @@
+"""The verdict a cron owner needs, first in every format; the infra errors of a task that never ran, in every format;
+the terminal table in 120 columns (every column with --wide)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_report import passhat_row, report, write_results
+from test_report_figures import suite_of
+
+# steady 400/400, shaky 6/10, young 10/10: for k = 10 at 0.9 — safe, not safe, not enough trials to say.
+SPEC = {"steady": (400, 400, "simple"), "shaky": (6, 10, "simple"), "young": (10, 10, "simple")}
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    return write_results(tmp_path / "results.json", suite_of(SPEC))
+
+
+def test_the_verdict_per_task_in_json(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads(report(capsys, str(results), "--format", "json")[1])
+    assert data["verdict"]["k"] == 10 and data["verdict"]["threshold"] == 0.9  # the largest --k, the default
+    verdicts = {t["task"]: t["verdict"] for t in data["tasks"]}
+    # steady 400/400: Wilson low = 400 / (400 + z²) = 0.99049; to the 10th power 0.9090 >= 0.9: safe.
+    assert verdicts["steady"]["verdict"] == "safe"
+    assert verdicts["steady"]["ci_95"][0] == pytest.approx((400 / (400 + 1.959963984540054**2)) ** 10)
+    # shaky 6/10: Wilson high 0.8318, to the 10th 0.159 < 0.9: not safe.
+    assert verdicts["shaky"] | {"ci_95": None} == {
+        "verdict": "not safe", "k": 10, "threshold": 0.9, "pass_hat_k": 0.0, "ci_95": None, "passes": 6, "n": 10,
+        "runs_to_decide": None,
+    }  # fmt: skip
+    assert verdicts["shaky"]["ci_95"][1] == pytest.approx(0.8318197**10, rel=1e-5)
+    # young 10/10: Wilson low 0.7224, to the 10th 0.0387: the interval holds 0.9 — not enough trials to say.
+    # All passes at 353 more (n=363: low 363/366.84 = 0.98953, ^10 = 0.90008); n=362 is short (0.89982).
+    assert (verdicts["young"]["verdict"], verdicts["young"]["runs_to_decide"]) == ("not enough trials to say", 353)
+
+
+def test_safe_at_and_unattended_runs_set_the_rule(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads(report(capsys, str(results), "--format", "json", "--unattended-runs", "3", "--safe-at", "0.3")[1])
+    verdicts = {t["task"]: t["verdict"]["verdict"] for t in data["tasks"]}
+    # k = 3: young's interval [0.7224³, 1] = [0.377, 1] is above 0.3 now; shaky [0.3127³, 0.8318³] = [0.031, 0.576].
+    assert (data["verdict"]["k"], verdicts) == (3, {"shaky": "not enough trials to say", "steady": "safe",
+                                                    "young": "safe"})  # fmt: skip
+    with pytest.raises(SystemExit) as exit_info:
+        report(capsys, str(results), "--safe-at", "1.5")
+    assert exit_info.value.code == 2
+    assert "--safe-at '1.5': expected a number between 0 and 1, e.g. 0.9" in capsys.readouterr().err
+
+
+def test_the_verdict_leads_every_format(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = report(capsys, str(results))[1].splitlines()
+    verdict = table.index("") + 1  # after where the figures come from
+    assert table[verdict].startswith("Safe for 10 unattended runs in a row? safe when the whole 95% interval of")
+    lines = [line for line in table[verdict : table.index("", verdict)] if not line.startswith("    ")]
+    assert [line.split(":")[0].strip() for line in lines[-3:]] == ["shaky", "young", "steady"]  # the worst first
+    assert lines[-3].startswith("  shaky: not safe: pass^10 0.000 (95% CI 0.000-0.159), 6/10 passed")
+    md = report(capsys, str(results), "--format", "md")[1].splitlines()
+    assert md[4:6] == ["### Safe for 10 unattended runs?", ""]  # after the title and where the figures come from
+    assert "- **not enough trials to say**: young: pass^10 1.000 (95% CI 0.039-1.000), 10/10 passed; about 353 " \
+           "more trials would decide it if the rate holds" in md  # fmt: skip
+    html = report(capsys, str(results), "--format", "html")[1]
+    assert html.index('id="verdict"') < html.index('id="summary"') < html.index('id="tasks"')
+    assert 'data-figure="steady|sonnet|verdict.verdict" data-value="&quot;safe&quot;">safe</td>' in html
+
+
+def errored_rows() -> list[dict[str, Any]]:
+    rows = suite_of({"ok": (3, 3, "simple")})
+    reasons = ["infrastructure error in task down trial {i}: model API returned 529 (overloaded)\n  at retry 3"] * 3
+    reasons.append("infrastructure error (sandbox) in task down: no space left on device")
+    for i, reason in enumerate(reasons):
+        row = passhat_row("down", "error", turns=None, repeat=i)
+        row["error"] = row["response"]["error"] = reason.format(i=0)
+        rows.append(row)
+    return rows
+
+
+def test_a_task_whose_every_trial_errored_says_why_in_every_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_results(tmp_path / "results.json", errored_rows())
+    first = "infrastructure error in task down trial 0: model API returned 529 (overloaded)"
+    other = "infrastructure error (sandbox) in task down: no space left on device"
+    data = json.loads(report(capsys, str(path), "--format", "json")[1])
+    down = next(t for t in data["tasks"] if t["task"] == "down")
+    assert down["infra_error_reasons"] == [{"reason": first, "count": 3}, {"reason": other, "count": 1}]
+    said = f"Infra errors, down (all 4 trials): 3x {first}; 1x {other}."
+    assert said in data["summary"]
+    assert not any("run at least 1 trials" in line for line in data["summary"])  # was all it said
+    table = " ".join(report(capsys, str(path))[1].split())
+    assert said in table and "down: not enough trials to say: no scored trial: all 4 trials were infra errors" in table
+    md = report(capsys, str(path), "--format", "md")[1]
+    assert f"- Infra errors, down (all 4 trials): 3x {first}; 1x {other}." in md.replace("\\", "")
+    rows = {r["task"]: r for r in csv.DictReader(io.StringIO(report(capsys, str(path), "--format", "csv")[1]))}
+    assert json.loads(rows["down"]["infra_error_reasons"]) == down["infra_error_reasons"]
+    html = report(capsys, str(path), "--format", "html")[1]
+    assert f"<code>{first}</code>" in html and f"<code>{other}</code>" in html
+    assert 'data-figure="down|sonnet|infra_error_reasons.0.count" data-value="3">3</td>' in html
+
+
+def many_tasks() -> list[dict[str, Any]]:
+    spec = {f"a-rather-long-task-name-for-the-table-number-{i:02d}": (i % 10 + 1, 10, "simple") for i in range(12)}
+    rows = suite_of(spec)
+    for row in rows[:40]:  # a second provider with a long label, for the provider column
+        row["provider"] = {"id": "file://providers/claude_code.py", "label": "sonnet-with-a-terse-claude-md"}
+    return rows
+
+
+@pytest.mark.parametrize("ks", ["1,3,5,10", "1,2,3,4,5,6,7,8,9,10"])
+def test_the_table_fits_120_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str], ks: str) -> None:
+    path = write_results(tmp_path / "results.json", many_tasks())
+    out = report(capsys, str(path), "--k", ks, "--unattended-runs", "7")[1]
+    assert max(len(line) for line in out.splitlines()) <= 120
+    head = next(line for line in out.splitlines() if line.startswith("task "))
+    assert "pass^7*" in head and "$/success" in head  # the verdict's k and the cost stay
+    names = [line.split()[0] for line in out.splitlines() if line.startswith("a-")]
+    assert names[:2] == ["a-rather…mber-00", "a-rather…mber-01"]  # cut in the middle: still told apart
+    assert "(--wide adds pass@k, clean, mean s, p90 s, turns, mean $" in out
+    wide = report(capsys, str(path), "--k", ks, "--unattended-runs", "7", "--wide")[1]
+    assert max(len(line) for line in wide.splitlines()) > 120
+    assert "a-rather-long-task-name-for-the-table-number-11" in wide and "mean $" in wide
