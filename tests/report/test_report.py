@@ -256,7 +256,7 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert data["provenance"] == {
         "source": str(path), "eval_id": "eval-abc-2025-01-01T00:00:00", "date": "2025-01-01T00:00:00.000Z",
         "promptfoo_version": "0.123.1", "description": "passhat test suite", "repeat": None, "repeats_seen": 11,
-        "providers": [], "models": [],
+        "providers": [], "models": [], "scripted_model": False,
     }  # fmt: skip
 
 

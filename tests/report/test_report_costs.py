@@ -92,10 +92,12 @@ def test_scripted_model_dollars_are_marked_everywhere(tmp_path: Path, capsys: py
     path = write_results(tmp_path / "results.json", scripted_rows())
     data = json.loads(report(capsys, str(path), "--format", "json")[1])
     assert (task(data, "demo")["scripted_model"], task(data, "real")["scripted_model"]) == (True, False)
+    assert data["provenance"]["scripted_model"] is True
     assert any(line.startswith("Not real money: the costs of 1 task come from the scripted model") for line in
                data["summary"])  # fmt: skip
 
     table = report(capsys, str(path), "--wide")[1]
+    assert "the scripted model (passhat fake-model), not real Claude." in " ".join(table.split("\n\n")[0].split())
     demo = next(line for line in table.splitlines() if line.startswith("demo "))
     real = next(line for line in table.splitlines() if line.startswith("real "))
     assert demo.split()[-2:] == ["$9.7900†", "$9.7900†"] and "†" not in real  # mean $, $/success (no +runs)

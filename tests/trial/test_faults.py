@@ -138,6 +138,11 @@ def test_an_unwritable_state_dir_is_one_line_with_task_and_repeat(tmp_path, fake
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("")
     response, _ = trial(tmp_path, fake_model, "oracle", repeat=4, state_dir=str(blocker / "state"))
-    assert response["metadata"] == {"task_id": "py-median", "repeat_index": 4, "status": "infra_error"}
+    assert response["metadata"] == {
+        "task_id": "py-median",
+        "repeat_index": 4,
+        "status": "infra_error",
+        "scripted_model": True,
+    }
     assert "\n" not in response["error"] and "Traceback" not in response["error"]
     assert "make the state dir" in response["error"] and str(blocker) in response["error"]

@@ -46,6 +46,8 @@ def test_oracle_trial_records_the_solution_as_its_patch(tmp_path, fake_model):
     assert meta["task_id"] == "py-median" and meta["repeat_index"] == 3
     assert meta["changed_paths"] == ["stats_utils/median.py"]
     assert meta["num_turns"] >= 3  # Read, Edit, summary
+    assert meta["scripted_model"] is True  # its dollars are not real money: reports label them
+    assert meta["model_requests"] >= meta["num_turns"]  # the proxy saw every turn answered
     assert response["cost"] == meta["cost_usd"] > 0
     assert response["tokenUsage"]["total"] > 0
     patch = Path(meta["patch_path"]).read_text()
@@ -130,7 +132,9 @@ def test_sandbox_setup_failure_is_an_infrastructure_error(tmp_path, fake_model, 
     assert "output" not in response
     assert "infrastructure error (sandbox) in task py-median" in response["error"]
     assert "setup 'exit 7' exited 7" in response["error"]
-    assert response["metadata"] == {"task_id": "py-median", "repeat_index": 1, "status": "infra_error"}
+    assert response["metadata"] == {
+        "task_id": "py-median", "repeat_index": 1, "status": "infra_error", "scripted_model": True
+    }
 
 
 @pytest.mark.parametrize(

@@ -139,7 +139,8 @@ def _history_section(history: dict[str, Any]) -> str:
 
 
 PROVENANCE = (("source", "source file"), ("eval_id", "eval"), ("date", "run"), ("promptfoo_version", "promptfoo"),
-              ("repeat", "--repeat"), ("models", "models"), ("description", "suite"))  # fmt: skip
+              ("repeat", "--repeat"), ("models", "models"), ("scripted_model", "scripted model"),
+              ("description", "suite"))  # fmt: skip
 
 
 def _provenance(p: dict[str, Any]) -> str:
@@ -149,9 +150,15 @@ def _provenance(p: dict[str, Any]) -> str:
         key, name, value = field, title, p.get(field)
         if key == "repeat" and value is None and p.get("repeats_seen"):
             key, name, value = "repeats_seen", "repeats seen", p["repeats_seen"]
-        if value in (None, [], ""):
+        if value in (None, [], "", False):
             continue
-        text = ", ".join(value) if isinstance(value, list) else str(value)
+        text = (
+            ", ".join(value)
+            if isinstance(value, list)
+            else "yes: not real Claude, not real money"
+            if value is True
+            else str(value)
+        )
         items.append(
             f'<dt>{esc(name)}</dt><dd data-figure="(report)||provenance.{key}" data-value="{esc(json.dumps(value))}">'
             f"{esc(text)}</dd>"

@@ -108,7 +108,8 @@ def report_data(
     counts = [(s.n, s.passes) for s in summaries]
     if origin is None:
         seen = [s.repeats_seen for s in summaries if s.repeats_seen is not None]
-        origin = provenance({}, "-", sorted({m for s in summaries for m in s.models}), max(seen) if seen else None)
+        models = sorted({m for s in summaries for m in s.models})
+        origin = provenance({}, "-", models, max(seen) if seen else None, any(s.scripted for s in summaries))
     return {
         "provenance": origin,
         "ks": list(ks),
@@ -209,7 +210,8 @@ def run_report(
     suites = provider_suites(summaries, ks, resamples=resamples, seed=seed)
     results = [evaluate(gate, suites) for gate in parsed]
     seen = [s.repeats_seen for s in summaries if s.repeats_seen is not None]
-    origin = provenance(wrapper, str(path), (m for s in summaries for m in s.models), max(seen) if seen else None)
+    models = (m for s in summaries for m in s.models)
+    origin = provenance(wrapper, str(path), models, max(seen) if seen else None, any(s.scripted for s in summaries))
     data = report_data(
         summaries, suites, ks, unattended_runs=unattended_runs, ci_width=ci_width, resamples=resamples,
         seed=seed, gates=results, verdict_k=verdict_k, safe_at=safe_at, origin=origin,

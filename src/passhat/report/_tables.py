@@ -109,7 +109,8 @@ def provenance_line(p: dict[str, Any]) -> str:
     parts = [f"eval {p['eval_id']}" if p["eval_id"] else None, p["date"],
              f"promptfoo {p['promptfoo_version']}" if p["promptfoo_version"] else None,
              f"--repeat {p['repeat']}" if p["repeat"] else (f"{p['repeats_seen']} repeats" if p["repeats_seen"] else None),
-             f"models {', '.join(p['models'])}" if p["models"] else "model not recorded"]  # fmt: skip
+             f"models {', '.join(p['models'])}" if p["models"] else "model not recorded",
+             "the scripted model (passhat fake-model), not real Claude" if p.get("scripted_model") else None]  # fmt: skip
     return f"passhat report of {p['source']}: " + "; ".join(part for part in parts if part) + "."
 
 

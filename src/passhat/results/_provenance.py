@@ -54,8 +54,11 @@ def collector(store: dict[str, Any]) -> OnMember:
     return keep
 
 
-def provenance(store: dict[str, Any], source: str, models: Iterable[str], repeats_seen: int | None) -> dict[str, Any]:
-    """The report's provenance: what `store` kept, the source file, and the models the rows name."""
+def provenance(
+    store: dict[str, Any], source: str, models: Iterable[str], repeats_seen: int | None, scripted: bool = False
+) -> dict[str, Any]:
+    """The report's provenance: what `store` kept, the source file, the models the rows name, and whether any row
+    ran against the scripted model (metadata scripted_model)."""
     configured = [p["model"] for p in store.get("providers") or [] if p.get("model")]
     return {
         "source": source,
@@ -67,4 +70,5 @@ def provenance(store: dict[str, Any], source: str, models: Iterable[str], repeat
         "repeats_seen": repeats_seen,  # 1 + the largest repeat index in the rows (the provider echoes it)
         "providers": store.get("providers") or [],
         "models": sorted(set(models) | set(configured)),
+        "scripted_model": scripted,
     }

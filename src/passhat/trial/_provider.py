@@ -51,6 +51,7 @@ class TrialRecord:
     error: str | None
     confinement: str = "none"  # "bwrap", or "none: <what an unconfined agent can reach>"
     model_requests: int | None = None  # model API requests answered, as passhat's proxy saw them
+    scripted_model: bool = False  # run against passhat's scripted model: its cost is not real money
 
 
 def _task(task_dir: Path) -> Task:
@@ -69,13 +70,20 @@ def _inject_claude_md(source: Path, workdir: Path) -> bytes:
 
 def _restore_claude_md(workdir: Path, base_path: Path, injected: bytes) -> None:
     """The injected context file is ours, not the agent's: keep it out of the patch unless edited."""
-    target = workdir / "CLAUDE.md"
-    if target.is_file() and not target.is_symlink() and target.read_bytes() == injected:  # never write through a link
-        original = base_path / "CLAUDE.md"
-        if original.is_file():
-            shutil.copyfile(original, target)
-        else:
-            target.unlink()
+    from passhat.trial._paths import UnsafePathError, lstat_within, read_within, remove_within, write_within
+
+    if lstat_within(workdir, "CLAUDE.md").kind != "file":  # a link, FIFO or folder the agent left: its own
+        return
+    try:
+        if read_within(workdir, "CLAUDE.md", limit=len(injected)) != injected:
+            return  # edited: part of the patch
+    except UnsafePathError:
+        return
+    original = base_path / "CLAUDE.md"
+    if original.is_file():
+        write_within(workdir, "CLAUDE.md", original.read_bytes())
+    else:
+        remove_within(workdir, "CLAUDE.md")
 
 
 def _token_usage(usage: dict | None) -> dict:
@@ -115,7 +123,8 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
     trial_dir = config.artifacts_dir / eval_id / task.id / name
     sandbox = config.state_dir / "sandboxes" / f"{task.id}-{name}"
     workdir, home, tmp = sandbox / "work", sandbox / "home", sandbox / "tmp"
-    where = {"task_id": task.id, "repeat_index": repeat_index, "status": "infra_error"}
+    scripted = bool(config.fake_model_url)  # the scripted model's dollars are not real money: reports say so
+    where = {"task_id": task.id, "repeat_index": repeat_index, "status": "infra_error", "scripted_model": scripted}
     try:
         for folder in (trial_dir, home, tmp):
             folder.mkdir(parents=True, exist_ok=True)
@@ -200,6 +209,7 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
         error=run.error,
         confinement=confined.label,
         model_requests=run.model_requests,
+        scripted_model=scripted,
     )
     metadata = asdict(record)
     metadata["changed_paths"] = list(outcome.changed_paths)

@@ -198,6 +198,11 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_DELETE = _forward  # noqa: N815
 
 
+def _close(server: _Server) -> None:
+    server.shutdown()
+    server.server_close()
+
+
 def _pipe(source: socket.socket, sink: socket.socket) -> None:
     try:
         while chunk := source.recv(65536):
@@ -244,11 +249,12 @@ class ModelProxy:
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        """Remove the socket's folder now (no new connection can arrive); the serving thread ends on its own
+        within its poll interval, so the trial does not wait for it."""
         shutil.rmtree(self.socket_path.parent, ignore_errors=True)  # the proxy's own folder
+        server, self._server = self._server, None
+        if server is not None:
+            threading.Thread(target=_close, args=(server,), daemon=True).start()
 
 
 def credential_headers(env: dict[str, str]) -> dict[str, str]:
