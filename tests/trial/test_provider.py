@@ -133,7 +133,10 @@ def test_sandbox_setup_failure_is_an_infrastructure_error(tmp_path, fake_model, 
     assert "infrastructure error (sandbox) in task py-median" in response["error"]
     assert "setup 'exit 7' exited 7" in response["error"]
     assert response["metadata"] == {
-        "task_id": "py-median", "repeat_index": 1, "status": "infra_error", "scripted_model": True
+        "task_id": "py-median",
+        "repeat_index": 1,
+        "status": "infra_error",
+        "scripted_model": True,
     }
 
 
