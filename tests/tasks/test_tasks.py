@@ -227,3 +227,43 @@ def test_every_grader_type_loads_as_written(tmp_path):
         {"type": "health"},
     )
     assert task.setup is None
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        pytest.param('network: ["bad host"]\n', "write it as host:port", id="network-not-host-port"),
+        pytest.param("limits: {memory: 100}\n", "field 'limits.memory' is not a known field", id="limits-unknown"),
+        pytest.param("limits: {memory_mb: 0}\n", "field 'limits.memory_mb'", id="limits-zero"),
+    ],
+)
+def test_network_and_limits_are_validated(task_copy, extra, message):
+    (task_copy / "task.yaml").write_text((task_copy / "task.yaml").read_text() + extra)
+    with pytest.raises(TaskError, match=re.escape(message)):
+        load_task(task_copy)
+
+
+def test_network_and_limits_load(task_copy):
+    text = (task_copy / "task.yaml").read_text() + 'network: ["registry.npmjs.org:443"]\nlimits: {memory_mb: 512}\n'
+    (task_copy / "task.yaml").write_text(text)
+    task = load_task(task_copy)
+    assert task.network == ("registry.npmjs.org:443",) and task.limits == {"memory_mb": 512}
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        pytest.param({"limits": {"ram": 1}}, "'limits.ram': unknown limit; known: processes, memory_mb", id="unknown"),
+        pytest.param(
+            {"limits": {"processes": -1}}, "'limits.processes': -1: expected a positive whole number", id="neg"
+        ),
+        pytest.param({"limits": 5}, "'limits': 5: expected a dict", id="not-mapping"),
+        pytest.param({"unreachable_after": 0}, "'unreachable_after': 0: use a positive whole number", id="unreachable"),
+    ],
+)
+def test_provider_limits_are_validated(raw, message):
+    from passhat._errors import PasshatError
+    from passhat.trial._config import parse_config
+
+    with pytest.raises(PasshatError, match=re.escape(message)):
+        parse_config(raw)

@@ -116,7 +116,7 @@ def test_the_cli_sees_a_scrubbed_environment(tmp_path, fake_model, monkeypatch):
 
 
 def test_api_failure_is_an_infrastructure_error_not_a_failed_output(tmp_path, fake_model):
-    response = _call(tmp_path, fake_model, fake_script="error:500")
+    response = _call(tmp_path, fake_model, fake_script="error:500", max_retries=1)  # the default retries take 3 min
     assert "output" not in response
     assert response["error"].startswith("infrastructure error in task py-median trial 0:")
     assert response["metadata"]["status"] == "infra_error"

@@ -254,7 +254,8 @@ class FakeModelServer(ThreadingHTTPServer):
         self.requests: deque[dict] = deque(maxlen=200)  # recent agent-loop requests, for tests and debugging
         self.stopping = threading.Event()  # set on shutdown: wakes `hang` and `slow`
         self._serving = threading.Event()
-        self._counts: dict[RouteKey, int] = {}
+        self._counts: dict[RouteKey, int] = {}  # per live route: what fault scripts count (freed when finished)
+        self._seen: dict[RouteKey, int] = {}  # every agent request ever, per route (for tests)
         self._finished: set[RouteKey] = set()
         self._lock = threading.Lock()
         self._open: dict[Any, threading.Thread] = {}  # client connection → the thread serving it
@@ -287,11 +288,12 @@ class FakeModelServer(ThreadingHTTPServer):
         with self._lock:
             seen = self._counts.get(key, 0)
             self._counts[key] = seen + 1
+            self._seen[key] = self._seen.get(key, 0) + 1
             return seen
 
     def requests_seen(self, key: RouteKey) -> int:
         with self._lock:
-            return self._counts.get(key, 0)
+            return self._seen.get(key, 0)
 
     def serve_forever(self, poll_interval: float = 0.5) -> None:
         self._serving.set()

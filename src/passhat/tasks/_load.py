@@ -189,11 +189,18 @@ def _describe(error: Any) -> str:
     if kind == "exclusiveMinimum":
         return f"field '{field}': {value} must be greater than {error.validator_value}; use a positive number"
     if kind == "pattern":
-        return (
-            f"field '{field}': {value} does not match {error.validator_value}; "
-            "use lowercase letters, digits and dashes, starting with a letter or digit"
-        )
+        return f"field '{field}': {value} does not match {error.validator_value}; {_pattern_hint(path)}"
     return f"field '{field}': {value}: {error.message}; see passhat/schemas/task.schema.json"
+
+
+def _pattern_hint(path: Sequence[str | int]) -> str:
+    """The fix for a value that does not match its field's pattern, by field."""
+    names = [part for part in path if isinstance(part, str)]
+    if "network" in names:
+        return "write it as host:port, e.g. registry.npmjs.org:443"
+    if "env" in names or "pass_env" in names:
+        return "use a variable name: letters, digits and underscores, not starting with a digit"
+    return "use lowercase letters, digits and dashes, starting with a letter or digit"
 
 
 def _field(path: Sequence[str | int]) -> str:

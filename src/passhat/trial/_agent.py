@@ -176,7 +176,8 @@ def _status(
     confined, when the CLI says so); anything else that went wrong is the agent's: it ran the session."""
     if state["limit"]:
         return "limit", state["limit"]
-    dead = witness.unreachable() if witness is not None else None
+    ended_by_cli = result is not None and result.is_error  # the CLI itself gave up: a pending request counts
+    dead = witness.unreachable(pending_counts=state["timed_out"] or ended_by_cli) if witness is not None else None
     if dead is not None:  # every model request failed or never answered: the API's fault, whatever fired first
         return "infra_error", f"the model API never answered: {dead}" + (
             " (passhat's deadline ended the session)" if state["timed_out"] else ""
@@ -187,7 +188,6 @@ def _status(
         return "max_turns", None
     if result is not None and result.subtype == "error_max_budget_usd":
         return "max_budget", None
-    ended_by_cli = result is not None and result.is_error  # the CLI itself gave up: a pending request counts
     evidence = witness.infra_evidence(pending_counts=ended_by_cli) if witness is not None else None
     # exit code -N: the process passhat started (bwrap, root's) died by a signal from outside the sandbox; the
     # agent cannot signal it (another uid, another pid namespace). The CLI killed inside ends bwrap with 128+N.

@@ -56,14 +56,19 @@ class Witness:
             started, path, _ = self.requests[index]
             self.requests[index] = (started, path, outcome)
 
-    def unreachable(self) -> str | None:
-        """Why no model request of the trial got an answer (None when one did, or none was made)."""
+    def unreachable(self, pending_counts: bool = False, now: float | None = None) -> str | None:
+        """Why no model request of the trial got an answer (None when one did, or none was made). A request
+        still waiting counts as unanswered when the session ended on it (`pending_counts`: passhat's deadline
+        or the CLI giving up) or after NO_ANSWER_S; one cut short by a kill from outside is no evidence."""
+        now = time.monotonic() if now is None else now
         with self.lock:
-            outcomes = [o for _, _, o in self.requests]
-        if not outcomes or any(o and not o.startswith(_FAILED) for o in outcomes):
+            requests = list(self.requests)
+        if not requests or any(o and not o.startswith(_FAILED) for _, _, o in requests):
             return None
-        first = next((o for o in outcomes if o), "no answer")
-        return f"{len(outcomes)} model request(s), none answered (first: {first})"
+        if any(o is None and not pending_counts and now - t < NO_ANSWER_S for t, _, o in requests):
+            return None
+        first = next((o for _, _, o in requests if o), "no answer")
+        return f"{len(requests)} model request(s), none answered (first: {first})"
 
     @property
     def answered(self) -> int:
