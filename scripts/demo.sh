@@ -26,7 +26,7 @@ else
   [[ -s .passhat/fake-model.url ]] || { echo "demo: the scripted model did not start" >&2; exit 1; }
   PASSHAT_FAKE_MODEL_URL="$(cat .passhat/fake-model.url)"
   export PASSHAT_FAKE_MODEL_URL
-  echo "demo: scripted model ($SCRIPT) at http://127.0.0.1:${PASSHAT_FAKE_MODEL_URL##*@} — no API key needed"
+  echo "demo: scripted model ($SCRIPT) at http://${PASSHAT_FAKE_MODEL_URL##*@} — no API key needed"
 fi
 
 passhat validate promptfooconfig.yaml --repeat "$REPEAT" >/dev/null

@@ -145,7 +145,7 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     new_keys = {
         "tier", "pass_rate", "wilson_95", "clean_exit_rate", "health_reported", "mean_duration_ms",
         "p90_duration_ms", "runs_needed", "undefined_k", "unscored", "duplicate_repeats", "missing_repeats",
-        "cost_known", "scripted_model", "models", "infra_error_reasons", "verdict",
+        "interrupted_repeats", "cost_known", "scripted_model", "models", "infra_error_reasons", "verdict",
     }  # fmt: skip
     old = {key: value for key, value in add_tests.items() if key not in new_keys}
 
@@ -179,6 +179,7 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         "unscored": 0,
         "duplicate_repeats": [],  # the native SDK provider records no repeat index: nothing to check
         "missing_repeats": [],
+        "interrupted_repeats": [],  # no call cut off by Ctrl+C
         "cost_known": 2,
         "scripted_model": False,
         "models": [],
@@ -376,6 +377,7 @@ def test_trial_fields(tmp_path: Path) -> None:
         tier=None,
         duration_ms=2500.0,  # latencyMs
         clean_exit=None,  # no is_error / status in the metadata
+        test_index=0,  # the row's testIdx
     )
     assert (errored.passed, errored.infra_error, errored.turns, errored.repeat_index) == (False, True, 1, None)
     assert errored.error is not None and errored.error.startswith("Claude Agent SDK call failed")

@@ -41,6 +41,7 @@ def _task_data(s: TaskSummary, ks: Sequence[int], verdict_k: int, safe_at: float
         "unscored": s.unscored,
         "duplicate_repeats": list(s.duplicate_repeats),
         "missing_repeats": list(s.missing_repeats),
+        "interrupted_repeats": list(s.interrupted_repeats),
         "pass_at_k": s.pass_at_k,
         "pass_hat_k": s.pass_hat_k,
         "flaky": s.flaky,
@@ -133,7 +134,8 @@ def report_data(
             "undefined_k": {str(k): [s.task for s in summaries if s.n < k] for k in ks},
             "providers": [_suite_data(suite) for suite in suites],
         },
-        "summary": summary_lines(summaries, suites, ks, unattended_runs=unattended_runs, ci_width=ci_width),
+        "summary": summary_lines(summaries, suites, ks, unattended_runs=unattended_runs, ci_width=ci_width,
+                                 repeat=origin.get("repeat") or origin.get("repeats_seen")),
         "gates": [{"gate": r.gate.text, "passed": r.passed, "failures": list(r.failures)} for r in gates],
     }  # fmt: skip
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import ClassVar
 
+from passhat.results._interrupted import repeats_of
 from passhat.results._rows import Trial
 from passhat.stats import _bootstrap as bootstrap
 from passhat.stats import _suite as suite_stats
@@ -58,6 +59,7 @@ class TaskSummary:
     judged: int = 0  # rows an LLM judge graded (the report then adds the judge's table)
     duplicate_repeats: tuple[int, ...] = ()  # repeat indexes seen more than once (a merge or resume gone wrong)
     missing_repeats: tuple[int, ...] = ()  # gaps in 0..max repeat index (e.g. --retry-errors without --repeat)
+    interrupted_repeats: tuple[int | None, ...] = ()  # per call cut off by Ctrl+C: its repeat (None: unknown)
     infra_error_reasons: tuple[tuple[str, int], ...] = ()  # commonest first: (first line of the error, count)
     cost_known: int = 0  # trials (infra errors too) whose cost is known
     scripted: int = 0  # trials run against the scripted model: their dollars are not real
@@ -110,6 +112,8 @@ class _Group:
     judged: int = 0
     repeats: list[int] = field(default_factory=list)
     reasons: Counter[str] = field(default_factory=Counter)  # infra errors' first lines
+    offsets: Counter[int] = field(default_factory=Counter)  # testIdx - repeat index of the rows with both
+    cut_off: list[int | None] = field(default_factory=list)  # testIdx of each call cut off by Ctrl+C
     scripted: int = 0
     models: set[str] = field(default_factory=set)
     COUNTS: ClassVar[tuple[str, ...]] = (
@@ -125,7 +129,7 @@ class _Group:
         "scored_cost_passes",
         "scripted",
     )
-    LISTS: ClassVar[tuple[str, ...]] = ("costs", "scored_costs", "durations", "repeats")
+    LISTS: ClassVar[tuple[str, ...]] = ("costs", "scored_costs", "durations", "repeats", "cut_off")
 
     def add(self, trial: Trial) -> None:
         if self.tier is None:
@@ -134,6 +138,10 @@ class _Group:
             self.costs.append(trial.cost_usd)
         if trial.repeat_index is not None:
             self.repeats.append(trial.repeat_index)
+            if trial.test_index is not None:
+                self.offsets[trial.test_index - trial.repeat_index] += 1
+        if trial.interrupted:
+            self.cut_off.append(trial.test_index)
         self.judged += trial.judged
         self.scripted += trial.scripted_model
         model = trial.metadata.get("model")
@@ -162,6 +170,8 @@ class _Group:
 
     def summary(self, ks: Sequence[int], ci_width: float) -> TaskSummary:
         n, c = self.n, self.passes
+        cut_off = repeats_of(self.offsets, self.cut_off)
+        repeats = [*self.repeats, *(r for r in cut_off if r is not None)]  # a cut-off repeat has a row: not missing
         return TaskSummary(
             task=self.task,
             provider=self.provider,
@@ -184,15 +194,14 @@ class _Group:
             runs_needed=runs_needed(n, c, ci_width) if 0 < c < n else None,
             unscored=self.unscored,
             judged=self.judged,
-            duplicate_repeats=tuple(sorted(r for r, seen in Counter(self.repeats).items() if seen > 1)),
-            missing_repeats=tuple(sorted(set(range(max(self.repeats) + 1)) - set(self.repeats)))
-            if self.repeats
-            else (),
+            duplicate_repeats=tuple(sorted(r for r, seen in Counter(repeats).items() if seen > 1)),
+            missing_repeats=tuple(sorted(set(range(max(repeats) + 1)) - set(repeats))) if repeats else (),
+            interrupted_repeats=cut_off,
             infra_error_reasons=tuple(sorted(self.reasons.items(), key=lambda item: (-item[1], item[0]))),
             cost_known=len(self.costs),
             scripted=self.scripted,
             models=tuple(sorted(self.models)),
-            repeats_seen=max(self.repeats) + 1 if self.repeats else None,
+            repeats_seen=max(repeats) + 1 if repeats else None,
         )
 
 
@@ -232,6 +241,7 @@ def merge(first: Groups, second: Groups) -> Groups:
         for name in _Group.COUNTS + _Group.LISTS:
             setattr(into, name, getattr(into, name) + getattr(group, name))
         into.reasons = into.reasons + group.reasons
+        into.offsets = into.offsets + group.offsets
         into.models = into.models | group.models
     return merged
 

@@ -222,7 +222,8 @@ def csv(data: dict[str, Any]) -> str:
     head += [f"pass_at_{k}" for k in ks] + [f"pass_hat_{k}" for k in ks]
     head += ["flaky", "clean_exit_rate", "mean_duration_ms", "p90_duration_ms", "mean_turns", "mean_cost_usd",
              "cost_per_success_usd", "runs_needed", "cost_known_trials", "scripted_model", "verdict", "verdict_k",
-             "verdict_low", "verdict_high", "runs_to_decide", "infra_error_reasons"]  # fmt: skip
+             "verdict_low", "verdict_high", "runs_to_decide", "infra_error_reasons",
+             "interrupted_repeats"]  # fmt: skip
     rows = [
         [
             t["task"], t["provider"], t["tier"], t["n"], t["passes"], t["errors"], t["pass_rate"],
@@ -233,6 +234,7 @@ def csv(data: dict[str, Any]) -> str:
             t["verdict"]["verdict"], t["verdict"]["k"], *(t["verdict"]["ci_95"] or [None, None]),
             t["verdict"]["runs_to_decide"],
             json.dumps(t["infra_error_reasons"]) if t["infra_error_reasons"] else None,
+            json.dumps(t["interrupted_repeats"]) if t["interrupted_repeats"] else None,
         ]
         for t in data["tasks"]
     ]  # fmt: skip

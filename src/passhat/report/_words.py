@@ -103,10 +103,34 @@ def _suite_lines(suite: ProviderSuite, ks: Sequence[int], unattended_runs: int |
     return lines
 
 
-def _coverage_lines(summaries: Sequence[TaskSummary], several: bool) -> list[str]:
-    """Every (task, provider, repeat) should appear exactly once; say so when not."""
+def _cut_off_line(s: TaskSummary, several: bool, repeat: int | None) -> str:
+    """Trials cut off by Ctrl+C: promptfoo's error rows that `--resume` counts as done (results._interrupted)."""
+    known = [str(r) for r in s.interrupted_repeats if r is not None]
+    unknown = len(s.interrupted_repeats) - len(known)
+    label = _label(s, several)
+    if known:
+        what = f"{label} {_verb(len(known), 'repeat', 'repeats')} {fmt.some(known)}"
+        if unknown:
+            what += f" and {fmt.plural(unknown, 'other trial')} (promptfoo did not record which)"
+    else:
+        trials = "a trial" if unknown == 1 else f"{unknown} trials"
+        what = f"{trials} of {label} (promptfoo did not record {_verb(unknown, 'its repeat', 'their repeats')})"
+    total = len(s.interrupted_repeats)
+    return (
+        f"WARNING: {what} {_verb(total, 'was', 'were')} cut off by Ctrl+C: promptfoo saved the unfinished "
+        f'{_verb(total, "call", "calls")} as {_verb(total, "an error", "errors")} ("Worker shutting down"; counted '
+        f"in err, outside n), and `promptfoo eval --resume` counts {_verb(total, 'it', 'them')} as done and never "
+        f"runs {_verb(total, 'it', 'them')} again. Run `promptfoo eval --retry-errors --repeat {repeat or 'N'}` "
+        f"(after `--resume`, if the eval is still paused) to run {_verb(total, 'it', 'them')}."
+    )
+
+
+def _coverage_lines(summaries: Sequence[TaskSummary], several: bool, repeat: int | None = None) -> list[str]:
+    """Every (task, provider, repeat) should appear exactly once; say so when not. `repeat`: the eval's --repeat."""
     lines = []
     for s in summaries:
+        if s.interrupted_repeats:
+            lines.append(_cut_off_line(s, several, repeat))
         if s.duplicate_repeats:
             lines.append(
                 f"WARNING: {_label(s, several)} has repeat(s) {fmt.some([str(r) for r in s.duplicate_repeats])} "
@@ -133,8 +157,10 @@ def summary_lines(
     *,
     unattended_runs: int | None = None,
     ci_width: float = 0.2,
+    repeat: int | None = None,
 ) -> list[str]:
-    """The report in words: per provider, then runs needed, then undefined pass^k."""
+    """The report in words: per provider, then runs needed, then undefined pass^k. `repeat`: the eval's
+    --repeat, for the commands the report suggests."""
     several = len(suites) > 1
     lines = []
     for suite in suites:
@@ -156,7 +182,7 @@ def summary_lines(
             f"Not real money: the costs of {fmt.plural(len(scripted), noun)} come from the scripted model "
             f"(passhat fake-model), which the CLI prices as if it were Claude; they are marked {SCRIPTED_MARK}."
         )
-    lines += _coverage_lines(summaries, several)
+    lines += _coverage_lines(summaries, several, repeat)
     lines += infra_error_lines(summaries, several)
     for k in ks:
         short = [s for s in summaries if 0 < s.n < k]  # n == 0: said with its infra errors above

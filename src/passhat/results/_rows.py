@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from passhat._errors import ResultsError
 from passhat.judge._status import unscored_by_judge
+from passhat.results._interrupted import cut_off
 from passhat.results._progress import Counted
 from passhat.results._scan import MISSING as _MISSING
 from passhat.results._scan import (
@@ -65,6 +66,8 @@ class Trial:
     unscored: bool = False  # an LLM judge could not be read after its retries: neither passed nor failed
     judged: bool = False  # an LLM judge graded this row (it reports the named score judge_unscored)
     scripted_model: bool = False  # metadata scripted_model is true: the scripted model, its dollars not real
+    test_index: int | None = None  # promptfoo's testIdx: its (test, repeat) step, the same in every provider's row
+    interrupted: bool = False  # promptfoo's error row for a call it cut off on Ctrl+C (see _interrupted)
 
 
 def _show(value: object) -> str:
@@ -222,6 +225,7 @@ def _trial(path: str, at: str, row: object) -> Trial:
     # promptfoo records it as a failed assertion with this message. `passhat regrade` grades it again.
     grader_crashed = reason == 1 and "Error running Python script" in (error or "")
     infra_error = reason == 2 or grader_crashed
+    test_index = get("testIdx")  # read only to place a cut-off row: anything but a count is ignored
     return Trial(
         task=_task_id(path, at, row, meta),
         provider=_provider(path, at, get("provider", _MISSING)),
@@ -239,6 +243,8 @@ def _trial(path: str, at: str, row: object) -> Trial:
         unscored=not infra_error and unscored_by_judge(row),
         judged="judge_unscored" in (get("namedScores") or {}),
         scripted_model=any(source.get("scripted_model") is True for _, source in meta),
+        test_index=test_index if type(test_index) is int and test_index >= 0 else None,
+        interrupted=cut_off(reason, error, repeat),
     )
 
 

@@ -21,6 +21,7 @@ back read-only. Mounts are applied shallow to deep, so the deepest rule for a pa
 
 from __future__ import annotations
 
+import functools
 import os
 import pwd
 import secrets
@@ -178,7 +179,8 @@ def _real(path: str | Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _needed(path_env: str, cli: Path) -> list[Path]:
+@functools.lru_cache(maxsize=16)  # the same PATH and CLI for every trial of a worker
+def _needed(path_env: str, cli: Path) -> tuple[Path, ...]:
     """What the CLI and the agent's tools need to run: the bundled CLI, PATH dirs, their venv / node_modules."""
     needed = [_real(cli).parent]
     for entry in filter(None, path_env.split(os.pathsep)):
@@ -198,7 +200,7 @@ def _needed(path_env: str, cli: Path) -> list[Path]:
                     needed.append(_real(value.strip()).parent)  # the base interpreter's prefix
         if folder.name == ".bin" and folder.parent.name == "node_modules":
             needed.append(folder.parent)
-    return needed
+    return tuple(needed)
 
 
 def _within(path: Path, root: Path) -> bool:

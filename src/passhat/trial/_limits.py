@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 import uuid
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -195,8 +194,14 @@ def tree_usage(root: Path, max_bytes: int, max_files: int) -> str | None:
 
 
 def chown_tree(*roots: Path, uid: int) -> None:
-    """Give the trial's uid the writable folders it will use (root only; copies of the base are root's)."""
-    proc = subprocess.run(["chown", "-R", "-h", f"{uid}:{uid}", *map(str, roots)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        msg = f"chown -R {uid} {' '.join(map(str, roots))} failed: {proc.stderr.strip()}"
-        raise SandboxError(msg)
+    """Give the trial's uid the writable folders it will use (root only; copies of the base are root's).
+    In-process: no child to start, and never through a symlink (lchown)."""
+    try:
+        for root in roots:
+            os.lchown(root, uid, uid)
+            for folder, dirs, names in os.walk(root):
+                for name in (*dirs, *names):
+                    os.lchown(os.path.join(folder, name), uid, uid)
+    except OSError as error:
+        msg = f"giving {error.filename} to the trial's uid {uid} failed: {error.strerror}"
+        raise SandboxError(msg) from None
