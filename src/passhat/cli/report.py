@@ -6,7 +6,7 @@ import argparse
 import io
 import sys
 
-from passhat.cli._args import open_fraction, whole_number
+from passhat.cli._args import k_list, open_fraction, whole_number
 from passhat.report._report import REPORT_FORMATS, run_report, write_atomic
 from passhat.report._words import SAFE_AT
 from passhat.stats._bootstrap import MAX_RESAMPLES, MIN_RESAMPLES
@@ -15,21 +15,9 @@ from passhat.stats._suite import SEED
 HELP = "pass@k / pass^k, intervals, flakiness and gates per task and provider from a promptfoo -o results file"
 
 
-def _parse_ks(text: str) -> tuple[int, ...]:
-    try:
-        ks = tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        msg = f"--k {text!r}: expected comma-separated positive integers, e.g. --k 1,3,5,10"
-        raise argparse.ArgumentTypeError(msg) from None
-    if not ks or any(k < 1 for k in ks):
-        msg = f"--k {text!r}: every k must be a positive integer, e.g. --k 1,3,5,10"
-        raise argparse.ArgumentTypeError(msg)
-    return ks
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", help="promptfoo eval -o results.json (or results.jsonl)")
-    parser.add_argument("--k", type=_parse_ks, default=(1, 3, 5, 10), help="comma-separated ks (default 1,3,5,10)")
+    parser.add_argument("--k", type=k_list, default=(1, 3, 5, 10), help="comma-separated ks (default 1,3,5,10)")
     parser.add_argument("--format", choices=REPORT_FORMATS, default="table")
     parser.add_argument(
         "-o", "--output", metavar="FILE",
