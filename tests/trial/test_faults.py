@@ -81,7 +81,7 @@ def test_fault_matrix(tmp_path, fake_model, script, config, status, infra):
 
 def test_http_500_is_retried_by_the_cli_before_it_gives_up(tmp_path, fake_model):
     trial(tmp_path, fake_model, "error:500", repeat=7, max_retries=2)
-    assert fake_model.requests_seen(("py-median", 7, "error:500")) == 3  # 1 try + 2 retries
+    assert fake_model.requests_total(("py-median", 7, "error:500")) == 3  # 1 try + 2 retries
 
 
 def test_cli_killed_mid_trial_is_an_infra_error(tmp_path, fake_model):

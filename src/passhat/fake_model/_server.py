@@ -292,6 +292,12 @@ class FakeModelServer(ThreadingHTTPServer):
             return seen
 
     def requests_seen(self, key: RouteKey) -> int:
+        """What the fault scripts count on a live route (freed when the route is finished)."""
+        with self._lock:
+            return self._counts.get(key, 0)
+
+    def requests_total(self, key: RouteKey) -> int:
+        """Every agent request the route ever got."""
         with self._lock:
             return self._seen.get(key, 0)
 
