@@ -25,6 +25,8 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from passhat.trial._inside import _pipe  # one relay loop, shared with the in-sandbox forwarder
+
 PLACEHOLDER_KEY = "passhat-proxy-holds-the-key"
 DEFAULT_API = "https://api.anthropic.com"
 _HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
@@ -206,20 +208,6 @@ class _Handler(BaseHTTPRequestHandler):
 def _close(server: _Server) -> None:
     server.shutdown()
     server.server_close()
-
-
-def _pipe(source: socket.socket, sink: socket.socket) -> None:
-    try:
-        while chunk := source.recv(65536):
-            sink.sendall(chunk)
-    except OSError:
-        pass
-    finally:
-        for end in (sink, source):
-            try:
-                end.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 class ModelProxy:
