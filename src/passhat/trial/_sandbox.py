@@ -20,6 +20,7 @@ from pathlib import Path
 
 from passhat._errors import SandboxError
 from passhat.tasks._load import Task
+from passhat.tasks._source import export_source
 from passhat.trial._git import GitError, GitOutputTooLargeError, git
 from passhat.trial._limits import Limits, tree_usage
 
@@ -69,7 +70,7 @@ def prepare_base(task: Task, cache_root: Path) -> Base:
         building = path.with_name(f"{path.name}.building-{os.getpid()}")
         shutil.rmtree(building, ignore_errors=True)
         try:
-            shutil.copytree(task.repo, building, symlinks=True)
+            export_source(task, building)
             git(building, "init", "-q", "-b", "main")
             git(building, "add", "-A")
             git(building, "commit", "-q", "--no-verify", "-m", "base")
