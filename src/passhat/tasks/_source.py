@@ -12,6 +12,8 @@ from pathlib import Path
 from passhat.tasks._load import Task
 
 
-def export_source(task: Task, dest: Path) -> None:
-    """Fill `dest` (which must not exist yet) with the task's repository files, symlinks kept as links."""
+def export_source(task: Task, dest: Path, cache_root: Path) -> None:
+    """Fill `dest` (which must not exist yet) with the task's repository files, symlinks kept as links.
+
+    `cache_root` is passhat's cache (`<state>/cache`), for sources that keep something there."""
     shutil.copytree(task.repo, dest, symlinks=True)

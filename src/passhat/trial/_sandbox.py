@@ -70,7 +70,7 @@ def prepare_base(task: Task, cache_root: Path) -> Base:
         building = path.with_name(f"{path.name}.building-{os.getpid()}")
         shutil.rmtree(building, ignore_errors=True)
         try:
-            export_source(task, building)
+            export_source(task, building, cache_root)
             git(building, "init", "-q", "-b", "main")
             git(building, "add", "-A")
             git(building, "commit", "-q", "--no-verify", "-m", "base")
