@@ -38,6 +38,7 @@ from passhat.fake_model._plan import Reply, Script, ToolCall
 
 NOOP_TEXT = "I looked at the request and decided not to change any files."
 _CWD = re.compile(r"Primary working directory: (.+)")
+_PWD_ID = "toolu_passhat_pwd"
 _RUN = re.compile(r"^RUN: (.+)$", re.MULTILINE)
 _USAGE = (
     "expected oracle, noop, flaky:P[:SEED] (0 <= P <= 1), commands, error:STATUS (4xx/5xx), rate-limit:N, "
@@ -123,9 +124,25 @@ def acts_as_oracle(script: Script, task_id: str, trial: int) -> bool:
 
 
 def working_directory(body: dict) -> str | None:
-    """The sandbox path, as the CLI states it in its system context."""
+    """The sandbox path, as the CLI states it in its system context (or as `pwd` printed it, see agent_reply)."""
     match = _CWD.search(json.dumps(body, ensure_ascii=False).replace("\\n", "\n"))
-    return match.group(1).strip() if match else None
+    if match:
+        return match.group(1).strip()
+    for message in body.get("messages", []):
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("tool_use_id") == _PWD_ID and block.get("type") == "tool_result":
+                lines = _text_of(block.get("content")).strip().splitlines()
+                return lines[-1].strip() if lines and lines[-1].startswith("/") else None
+    return None
+
+
+def _asked_pwd(body: dict) -> bool:
+    return any(
+        isinstance(block, dict) and block.get("type") == "tool_use" and block.get("id") == _PWD_ID
+        for message in body.get("messages", [])
+        for block in (message.get("content") if isinstance(message.get("content"), list) else [])
+    )
 
 
 def tool_results_so_far(body: dict) -> int:
@@ -169,9 +186,13 @@ def agent_reply(body: dict, plan: list[ToolCall] | None, oracle: bool) -> Reply:
         return Reply([{"type": "text", "text": NOOP_TEXT}], "end_turn")
     step = tool_results_so_far(body)
     cwd = working_directory(body)
+    asked = _asked_pwd(body)
+    if cwd is None and not asked:  # `claude --bare` states no working directory: ask the shell first
+        return Reply([{"type": "tool_use", "id": _PWD_ID, "name": "Bash", "input": {"command": "pwd"}}], "tool_use")
     if cwd is None:
         text = "passhat fake-model: the request does not state a working directory; cannot apply the solution."
         return Reply([{"type": "text", "text": text}], "end_turn")
+    step -= asked
     if step < len(plan):
         return Reply([_tool_use(plan[step], cwd, step)], "tool_use")
     changed = sorted({call.path for call in plan if call.path != "."})
