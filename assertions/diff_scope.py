@@ -1,7 +1,5 @@
 """Promptfoo entry for the `diff-scope` grader (logic in passhat.graders)."""
 
-from passhat.graders import grade_promptfoo
+from passhat.promptfoo import get_assert_diff_scope as get_assert
 
-
-def get_assert(output, context):
-    return grade_promptfoo("diff-scope", context)
+__all__ = ["get_assert"]

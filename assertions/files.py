@@ -1,7 +1,5 @@
 """Promptfoo entry for the `files` grader (logic in passhat.graders)."""
 
-from passhat.graders import grade_promptfoo
+from passhat.promptfoo import get_assert_files as get_assert
 
-
-def get_assert(output, context):
-    return grade_promptfoo("files", context)
+__all__ = ["get_assert"]

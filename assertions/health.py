@@ -1,7 +1,5 @@
 """Promptfoo entry for the `health` grader (logic in passhat.graders)."""
 
-from passhat.graders import grade_promptfoo
+from passhat.promptfoo import get_assert_health as get_assert
 
-
-def get_assert(output, context):
-    return grade_promptfoo("health", context)
+__all__ = ["get_assert"]

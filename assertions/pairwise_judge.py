@@ -1,8 +1,6 @@
 """Promptfoo entry for the `pairwise` grader: an LLM judge compares the trial with a reference, both orders
 (logic in passhat.judge)."""
 
-from passhat.judge import pairwise_promptfoo
+from passhat.promptfoo import get_assert_pairwise as get_assert
 
-
-def get_assert(output, context):
-    return pairwise_promptfoo(output, context)
+__all__ = ["get_assert"]

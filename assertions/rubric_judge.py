@@ -1,7 +1,5 @@
 """Promptfoo entry for the `rubric` grader: an LLM judge scores the trial on a rubric (logic in passhat.judge)."""
 
-from passhat.judge import rubric_promptfoo
+from passhat.promptfoo import get_assert_rubric as get_assert
 
-
-def get_assert(output, context):
-    return rubric_promptfoo(output, context)
+__all__ = ["get_assert"]

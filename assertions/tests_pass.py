@@ -1,7 +1,5 @@
 """Promptfoo entry for the `tests` grader: the task's test command on base + the trial's patch."""
 
-from passhat.graders import grade_promptfoo
+from passhat.promptfoo import get_assert_tests as get_assert
 
-
-def get_assert(output, context):
-    return grade_promptfoo("tests", context)
+__all__ = ["get_assert"]

@@ -1,21 +1,21 @@
-"""How fast, and in how much memory, does `passhat report` read a large results file?
+"""How fast, and in how much memory, does `passhat report` read a million-row results file? (issue #13 item 3)
 
-Builds a promptfoo-shaped results file (default 100,000 rows of about 3 KB each, ~300 MB, written
-the way promptfoo 0.123 writes `-o results.json`: JSON.stringify(output, null, 2)), then runs, each
-in its own process, timed, with peak RSS from wait4():
+Builds promptfoo-shaped results files (default 1,000,000 rows of about 3 KB each as `-o results.json`, ~3.2 GB,
+written as promptfoo 0.123 writes it: JSON.stringify(output, null, 2); and the same rows as `-o results.jsonl`,
+~2 GB), then runs, each in its own process, timed, with CPU seconds and peak RSS from wait4():
 
-- passhat: `passhat report FILE --format json`, the streaming reader (a file this big is read in two
-           halves, by this process and a forked one: see src/passhat/_parallel.py);
-- naive:   `json.load` of the whole file + a pandas groupby producing the same per-task summary
-           (n, passes, infra errors, pass@k / pass^k, mean cost, mean turns, mean and p90 latency).
+- passhat:     `passhat report FILE --format json` (msgspec decodes the rows in batches; a file this big is
+               read in two halves, by this process and a forked one: see src/passhat/report/_parallel.py);
+- naive JSON:  `json.load` of the whole file + dicts, the same per-task table (NAIVE_JSON below);
+- naive JSONL: a 20-line `json.loads` per line, the same per-task table (NAIVE_JSONL below).
 
-    .venv/bin/python bench/report_scale.py                      # 100,000 rows, JSON
-    .venv/bin/python bench/report_scale.py --rows 20000 --jsonl # also time a .jsonl of the same rows
+    .venv/bin/python bench/report_scale.py                         # 1,000,000 rows, JSON and JSONL
+    .venv/bin/python bench/report_scale.py --rows 100000 --rounds 2
+    .venv/bin/python bench/report_scale.py --dir /tmp/big --keep   # write once, then reuse the files
 
-Targets: passhat under 5 s and under 500 MB peak RSS. If pandas is not installed the naive
-baseline is skipped and the bench says so (`pip install pandas` in the venv: the bench needs it,
-passhat does not). Wall time depends on what else the machine runs: the CPU seconds (both
-processes) and the 1-minute load average are printed beside it.
+Targets (1,000,000 rows): passhat < 8 s wall and < 500 MB peak RSS for each form, and less CPU than the
+naive JSONL script. Wall time depends on what else the machine runs: the CPU seconds (all processes) and the
+1-minute load average are printed beside it; with --rounds N the runs alternate, N of each.
 """
 
 from __future__ import annotations
@@ -31,42 +31,56 @@ import textwrap
 import time
 from pathlib import Path
 
+import msgspec
+
 ROOT = Path(__file__).resolve().parent.parent
 TIERS = ("simple", "medium", "complex", "very-complex")
 
-NAIVE = textwrap.dedent(
+_TABLE = """
+    def table(rows):  # per (task, provider): n, passes, errors, mean cost, mean turns, mean and p90 latency, pass^k
+        groups = {}
+        for r in rows:
+            meta = {**(r.get("metadata") or {}), **((r.get("response") or {}).get("metadata") or {})}
+            provider = r["provider"].get("label") or r["provider"]["id"]
+            g = groups.setdefault((meta.get("task_id") or r["testCase"].get("description"), provider),
+                                  {"n": 0, "passes": 0, "errors": 0, "costs": [], "turns": [], "latency": []})
+            if r["failureReason"] == 2:
+                g["errors"] += 1
+                continue
+            g["n"] += 1
+            g["passes"] += r["success"]
+            g["costs"] += [r["cost"]] if r.get("cost") is not None else []
+            g["turns"] += [meta["num_turns"]] if meta.get("num_turns") is not None else []
+            g["latency"] += [r["latencyMs"]] if r.get("latencyMs") is not None else []
+        out = []
+        for (task, provider), g in sorted(groups.items()):
+            n, c, lat = g["n"], g["passes"], sorted(g["latency"])
+            mean = lambda xs: sum(xs) / len(xs) if xs else None
+            out.append({"task": task, "provider": provider, "n": n, "passes": c, "errors": g["errors"],
+                        "mean_cost": mean(g["costs"]), "mean_turns": mean(g["turns"]), "mean_latency": mean(lat),
+                        "p90_latency": lat[max(0, math.ceil(0.9 * len(lat)) - 1)] if lat else None,
+                        **{f"pass^{k}": math.comb(c, k) / math.comb(n, k) if n >= k else None for k in (1, 3, 5)}})
+        return out
+"""
+NAIVE_JSON = textwrap.dedent(
     """
     import json, math, sys
-    import pandas as pd
-
+    """
+    + _TABLE
+    + """
     with open(sys.argv[1]) as f:
         data = json.load(f)
-    rows = data["results"]["results"]
-    meta = lambda r: {**(r.get("metadata") or {}), **((r.get("response") or {}).get("metadata") or {})}
-    df = pd.DataFrame(
-        {
-            "task": meta(r).get("task_id") or r["testCase"].get("description"),
-            "provider": r["provider"].get("label") or r["provider"]["id"],
-            "success": r["success"],
-            "error": r["failureReason"] == 2,
-            "cost": r.get("cost"),
-            "turns": meta(r).get("num_turns"),
-            "latency": r.get("latencyMs"),
-        }
-        for r in rows
-    )
-    scored = df[~df["error"]]
-    out = scored.groupby(["task", "provider"]).agg(
-        n=("success", "size"), passes=("success", "sum"), mean_turns=("turns", "mean"),
-        mean_latency=("latency", "mean"), p90_latency=("latency", lambda s: s.quantile(0.9)),
-    )
-    out["errors"] = df[df["error"]].groupby(["task", "provider"]).size().reindex(out.index, fill_value=0)
-    out["mean_cost"] = df.groupby(["task", "provider"])["cost"].mean()
-    for k in (1, 3, 5, 10):
-        counts = list(zip(out.n, out.passes))
-        out[f"pass^{k}"] = [math.comb(c, k) / math.comb(n, k) if n >= k else None for n, c in counts]
-        out[f"pass@{k}"] = [1 - math.comb(n - c, k) / math.comb(n, k) if n >= k else None for n, c in counts]
-    print(out.reset_index().to_json(orient="records"))
+    print(json.dumps(table(data["results"]["results"])))
+    """
+)
+NAIVE_JSONL = textwrap.dedent(
+    """
+    import json, math, sys
+    """
+    + _TABLE
+    + """
+    with open(sys.argv[1], "rb") as f:
+        print(json.dumps(table(json.loads(line) for line in f if line.strip())))
     """
 )
 
@@ -139,27 +153,35 @@ def rows(count: int, tasks: int, providers: int, seed: int):
                 index += 1
 
 
+_FORMAT = msgspec.json.Encoder()
+
+
+def pretty(row: dict) -> bytes:
+    """`json.dumps(row, indent=2)`, in C (the same text: keys in order, ", "/": " and 2-space indents)."""
+    return msgspec.json.format(_FORMAT.encode(row), indent=2)
+
+
 def write_json(path: Path, count: int, tasks: int, providers: int, seed: int) -> None:
-    with path.open("w", encoding="utf-8") as out:
+    with path.open("wb") as out:
         out.write(
-            '{\n  "evalId": "eval-Xy7-2026-11-30T12:29:57",\n  "results": {\n    "version": 3,\n'
-            '    "timestamp": "2026-11-30T12:29:57.000Z",\n    "prompts": [],\n    "results": [\n'
+            b'{\n  "evalId": "eval-Xy7-2026-11-30T12:29:57",\n  "results": {\n    "version": 3,\n'
+            b'    "timestamp": "2026-11-30T12:29:57.000Z",\n    "prompts": [],\n    "results": [\n'
         )
         for i, row in enumerate(rows(count, tasks, providers, seed)):
-            text = json.dumps(row, indent=2).replace("\n", "\n      ")
-            out.write(("" if i == 0 else ",\n") + "      " + text)
-        out.write('\n    ],\n    "stats": {"successes": 0, "failures": 0, "errors": 0}\n  },\n'
-                  '  "config": {"description": "passhat scale bench"},\n  "shareableUrl": null\n}\n')  # fmt: skip
+            out.write((b"" if i == 0 else b",\n") + b"      " + pretty(row).replace(b"\n", b"\n      "))
+        out.write(b'\n    ],\n    "stats": {"successes": 0, "failures": 0, "errors": 0}\n  },\n'
+                  b'  "config": {"description": "passhat scale bench"},\n  "shareableUrl": null\n}\n')  # fmt: skip
 
 
 def write_jsonl(path: Path, count: int, tasks: int, providers: int, seed: int) -> None:
-    with path.open("w", encoding="utf-8") as out:
+    with path.open("wb") as out:
         for row in rows(count, tasks, providers, seed):
-            out.write(json.dumps(row) + "\n")
+            out.write(json.dumps(row).encode() + b"\n")
 
 
 def measure(command: list[str]) -> tuple[float, float, float]:
-    """(wall seconds, CPU seconds, peak RSS in MB) of one command in its own process (wait4's rusage)."""
+    """(wall seconds, CPU seconds, peak RSS in MB) of one command in its own process (wait4's rusage: the
+    process and the children it waited for, so passhat's forked reader too)."""
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(process.pid, 0)
@@ -169,71 +191,65 @@ def measure(command: list[str]) -> tuple[float, float, float]:
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
+def _figures(wall: float, cpu: float, rss: float) -> dict[str, float]:
+    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "peak_rss_mb": round(rss)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--tasks", type=int, default=500)
     parser.add_argument("--providers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=1, help="alternate passhat and the naive script N times")
     parser.add_argument("--dir", type=Path, help="where to write the files (default: a temporary directory)")
-    parser.add_argument("--jsonl", action="store_true", help="also build and time the same rows as .jsonl")
+    parser.add_argument("--keep", action="store_true", help="keep the files in --dir and reuse them next time")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
+    if args.keep and args.dir is None:
+        parser.error("--keep needs --dir")
 
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        files = [Path(tmp) / "results.json"]
+        folder = (
+            args.dir / f"report-scale-{args.rows}-{args.tasks}-{args.providers}-{args.seed}" if args.keep else Path(tmp)
+        )
+        folder.mkdir(parents=True, exist_ok=True)
+        files = {"json": folder / "results.json", "jsonl": folder / "results.jsonl"}
         started = time.perf_counter()
-        write_json(files[0], args.rows, args.tasks, args.providers, args.seed)
-        if args.jsonl:
-            files.append(Path(tmp) / "results.jsonl")
-            write_jsonl(files[1], args.rows, args.tasks, args.providers, args.seed)
-        print(f"built {args.rows} rows in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        for kind, write in (("json", write_json), ("jsonl", write_jsonl)):
+            done = folder / f".{kind}-written"
+            if not done.exists():
+                write(files[kind], args.rows, args.tasks, args.providers, args.seed)
+                done.touch()
+        print(f"files ready in {time.perf_counter() - started:.0f} s", file=sys.stderr)
         figures: dict[str, object] = {"rows": args.rows, "tasks": args.tasks, "providers": args.providers}
-        for path in files:
-            size = path.stat().st_size / 1e6
-            wall, cpu, rss = measure([sys.executable, "-m", "passhat.cli", "report", str(path), "--format", "json"])
-            figures[path.suffix[1:]] = {"file_mb": round(size, 1), "bytes_per_row": round(size * 1e6 / args.rows),
-                                        "passhat_s": round(wall, 2), "passhat_cpu_s": round(cpu, 2),
-                                        "passhat_peak_rss_mb": round(rss)}  # fmt: skip
-        try:
-            import pandas  # noqa: F401
-        except ImportError:
-            figures["naive"] = "pandas is not installed: skipped the json.load + pandas baseline (pip install pandas)"
-        else:
-            wall, cpu, rss = measure([sys.executable, "-c", NAIVE, str(files[0])])
-            mine: dict = figures["json"]  # type: ignore[assignment]
-            figures["naive"] = {
-                "naive_s": round(wall, 2), "naive_cpu_s": round(cpu, 2), "naive_peak_rss_mb": round(rss),
-                "time_ratio_passhat_over_naive": round(mine["passhat_s"] / wall, 2),
-                "cpu_ratio_passhat_over_naive": round(mine["passhat_cpu_s"] / cpu, 2),
-                "rss_ratio_passhat_over_naive": round(mine["passhat_peak_rss_mb"] / rss, 3),
-            }  # fmt: skip
-        figures["load_average_1min"] = os.getloadavg()[0]
+        for kind, naive in (("json", NAIVE_JSON), ("jsonl", NAIVE_JSONL)):
+            path = files[kind]
+            runs = []
+            for _ in range(args.rounds):
+                mine = _figures(
+                    *measure([sys.executable, "-m", "passhat.cli", "report", str(path), "--format", "json"])
+                )
+                theirs = _figures(*measure([sys.executable, "-c", naive, str(path)]))
+                runs.append({"passhat": mine, "naive": theirs, "load_average_1min": round(os.getloadavg()[0], 1),
+                             "ratio_passhat_over_naive": {k: round(mine[k] / theirs[k], 3) for k in mine}})  # fmt: skip
+            figures[kind] = {"file_mb": round(path.stat().st_size / 1e6), "runs": runs}
 
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
-    print(f"{args.rows} rows, {args.tasks} tasks x {args.providers} providers "
-          f"(1-min load average {figures['load_average_1min']:.1f} on {os.cpu_count()} CPUs)")  # fmt: skip
-    for kind in ("json", "jsonl"):
-        if kind in figures:
-            f: dict = figures[kind]  # type: ignore[assignment]
+    print(f"{args.rows:,} rows, {args.tasks} tasks x {args.providers} providers, {os.cpu_count()} CPUs")
+    print("targets: passhat < 8 s wall and < 500 MB peak RSS; CPU below the naive JSONL script")
+    for kind, reference in (("json", "json.load + dicts"), ("jsonl", "json.loads per line")):
+        f: dict = figures[kind]  # type: ignore[assignment]
+        for number, run in enumerate(f["runs"], 1):
+            mine, theirs, ratio = run["passhat"], run["naive"], run["ratio_passhat_over_naive"]
             print(
-                f"passhat report (.{kind}, {f['file_mb']} MB, {f['bytes_per_row']} B/row): {f['passhat_s']} s wall, "
-                f"{f['passhat_cpu_s']} s CPU, peak RSS {f['passhat_peak_rss_mb']} MB  (targets: < 5 s, < 500 MB)"
+                f".{kind} ({f['file_mb']} MB) run {number} (load {run['load_average_1min']}): "
+                f"passhat {mine['wall_s']} s wall, {mine['cpu_s']} s CPU, {mine['peak_rss_mb']} MB | "
+                f"{reference} {theirs['wall_s']} s, {theirs['cpu_s']} s CPU, {theirs['peak_rss_mb']} MB | "
+                f"ratio wall {ratio['wall_s']}, CPU {ratio['cpu_s']}, RSS {ratio['peak_rss_mb']}"
             )
-    naive = figures["naive"]
-    if isinstance(naive, str):
-        print(naive)
-    else:
-        print(
-            f"json.load + pandas (.json): {naive['naive_s']} s wall, {naive['naive_cpu_s']} s CPU, "
-            f"peak RSS {naive['naive_peak_rss_mb']} MB"
-        )
-        print(
-            f"ratio passhat/naive: wall {naive['time_ratio_passhat_over_naive']}, "
-            f"CPU {naive['cpu_ratio_passhat_over_naive']}, peak RSS {naive['rss_ratio_passhat_over_naive']}"
-        )
     return 0
 
 

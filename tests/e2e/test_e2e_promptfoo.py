@@ -223,3 +223,35 @@ def test_regrade_reproduces_the_verdicts_then_reports_a_changed_grader(eval_run,
     assert main(["report", str(tmp_path / "new.json"), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert {row["passes"] for row in report["tasks"] if row["task"] == "py-median"} == {0}
+
+
+def test_a_row_has_one_component_and_one_named_score_per_grader_and_every_reader_reads_it(eval_run, tmp_path):
+    """The task's deterministic graders run as ONE assertion (one process per trial): Promptfoo keeps its result
+    and flattened copies of its graders' components; report, regrade and history each read one per grader."""
+    from passhat.graders._regrade import regrade_row
+    from passhat.history import batch_from_results
+    from passhat.judge._status import grader_components
+    from passhat.tasks._load import load_task
+
+    work, results = eval_run
+    rows = results["results"]["results"]
+    for row in rows:
+        graders = load_task(TASKS / row["response"]["metadata"]["task_id"]).graders
+        metrics = [g.get("name", g["type"]) for g in graders]
+        components = grader_components(row)
+        assert [c["assertion"]["metric"] for c in components] == metrics
+        assert [c["assertion"]["config"] for c in components] == [dict(g) for g in graders]
+        assert row["namedScores"] == {c["assertion"]["metric"]: c["score"] for c in components}
+        [combined] = [a for a in row["testCase"]["assert"] if "graders" in a.get("config", {})]
+        assert combined["value"].endswith(":get_assert_graders") or combined["value"].endswith("/graders.py")
+        assert row["success"] == all(c["pass"] for c in components)
+        assert row["score"] == pytest.approx(sum(c["score"] for c in components) / len(components))
+        regraded = regrade_row(row, None)
+        assert [(c["assertion"]["metric"], c["pass"], c["score"]) for c in grader_components(regraded)] == [
+            (c["assertion"]["metric"], c["pass"], c["score"]) for c in components
+        ]
+        assert regraded["namedScores"] == row["namedScores"]
+        assert len(regraded["gradingResult"]["componentResults"]) == len(row["gradingResult"]["componentResults"])
+    batch = batch_from_results(work / "results.json")
+    assert {r.metric for r in batch.rows} >= {"namedScores.tests", "namedScores.health", "namedScores.diff-scope"}
+    assert len([r for r in batch.rows if r.metric == "namedScores.tests"]) == len(rows)

@@ -195,7 +195,8 @@ def test_the_evaluation_tab_lists_each_grader_with_its_verdict(viewed):
     cells = viewed.cells()
     for key, row in viewed.rows().items():
         graded = row["gradingResult"]["componentResults"]
-        expected = [(c["assertion"]["metric"], c["pass"], to_fixed(c["score"])) for c in graded]
+        # the deterministic graders' one assertion has no metric of its own: its line shows none (then its graders)
+        expected = [(c["assertion"].get("metric") or "", c["pass"], to_fixed(c["score"])) for c in graded]
         shown = [(e["Metric"], e["Pass"], e["Score"]) for e in cells[key]["evaluation"]]
         assert shown == expected, key
 

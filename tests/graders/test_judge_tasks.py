@@ -30,7 +30,7 @@ def test_the_judged_task_has_a_rubric_grader_beside_cheap_deterministic_ones():
     types = [g["type"] for g in task.graders]
     assert "rubric" in types and "tests" in types and "files" in types
     test = promptfoo_test(task, ROOT / "assertions")
-    [judge] = [a for a in test["assert"] if a["config"]["type"] == "rubric"]
+    [judge] = [a for a in test["assert"] if a["config"].get("type") == "rubric"]
     assert judge["value"].endswith("assertions/rubric_judge.py") and judge["metric"] == "judge"
     assert ASSERTION_FILES["pairwise"] == "pairwise_judge.py"
     assert (ROOT / "assertions" / ASSERTION_FILES["pairwise"]).is_file()

@@ -19,7 +19,7 @@ from conftest import ROOT, TASKS
 from passhat._errors import PasshatError
 from passhat.graders import grade_promptfoo
 from passhat.tasks._load import load_task
-from passhat.trial import _git, _isolation
+from passhat.trial import _git, _isolation, _sandbox
 from passhat.trial._agent import launcher
 from passhat.trial._config import parse_config
 from passhat.trial._isolation import Jail, bwrap_arguments, confinement
@@ -284,15 +284,16 @@ def test_deleting_the_base_workspace(tmp_path, fake_model, isolation, blocked):
 
 
 @pytest.mark.parametrize(
-    "reset", [pytest.param(True, id="base-git-restored"), pytest.param(False, id="agent-git-kept-escapes")]
+    "reset", [pytest.param(True, id="base-git-only"), pytest.param(False, id="agent-git-read-escapes")]
 )
 def test_git_config_and_hooks_planted_by_the_agent_never_run_on_the_host(tmp_path, fake_model, monkeypatch, reset):
     """passhat runs git in the work dir after the trial, outside bwrap: the agent's .git must not come along.
 
-    Two defences: the base's .git replaces the agent's, and passhat's git runs with hooks and fsmonitor off.
-    Off, both, the attack works."""
+    Two defences: passhat's git reads the base's .git, never the agent's (isolated_git_env), and it runs with
+    hooks and fsmonitor off. Off, both (git in the agent's own repository), the attack works."""
     if not reset:
-        monkeypatch.setattr(_isolation, "reset_git_dir", lambda workdir, base: None)
+        agent_git = lambda base, workdir, scratch: {"GIT_INDEX_FILE": str(workdir / ".git" / "index")}  # noqa: E731
+        monkeypatch.setattr(_sandbox, "isolated_git_env", agent_git)
         unsafe = {k: v for k, v in _git._ENV.items() if not k.startswith("GIT_CONFIG_")}
         unsafe |= {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}
         monkeypatch.setattr(_git, "_ENV", unsafe)

@@ -23,6 +23,7 @@ from passhat._errors import PasshatError
 from passhat.cli._args import absolute_paths
 
 COMMANDS = {  # name: (module, one-line help)
+    "init": ("passhat.cli.init", "set up passhat in a repository: promptfooconfig.yaml, the entry file, tasks/"),
     "report": ("passhat.cli.report", "pass@k / pass^k per task and provider from a promptfoo -o results file"),
     "compare": (
         "passhat.cli.compare",
@@ -34,6 +35,7 @@ COMMANDS = {  # name: (module, one-line help)
         "check promptfooconfig.yaml, its providers' config and tasks before any trial",
     ),
     "check-task": ("passhat.cli.check_task", "validate tasks with no model: reference passes, empty patch fails"),
+    "task": ("passhat.cli.task", "make a task: from a git commit (from-commit) or a scaffold to fill in (new)"),
     "regrade": ("passhat.cli.regrade", "rerun graders on an eval's saved patches (no agent, no cost)"),
     "fake-model": ("passhat.cli.fake_model", "scripted Anthropic-compatible model on loopback (no API key)"),
     "judge-noise": (

@@ -1,5 +1,5 @@
-"""`passhat check-task`: a task's reference passes every grader, the empty patch fails one (logic in
-passhat.graders)."""
+"""`passhat check-task`: a task's reference passes every grader, the empty patch fails one, and `auto` test
+lists are computed (cached) and shown (logic in passhat.graders)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from passhat._errors import PasshatError
-from passhat.graders._check import check_task, describe
+from passhat.graders._check import check_task, describe, uncached_auto
 
 HELP = "check tasks without a model: solution.patch passes every grader, the empty patch fails one"
 
@@ -28,6 +28,12 @@ def run(args: argparse.Namespace) -> int:
     tasks = load_tasks(args.tasks_dir) if args.all else [load_task(path) for path in args.tasks]
     broken = []
     for task in tasks:
+        if uncached_auto(task, Path(args.state_dir)):
+            print(
+                f"        {task.id}: computing the auto test lists (each command runs twice at the base, twice "
+                "with solution.patch)",
+                flush=True,
+            )
         check = check_task(task, Path(args.state_dir))  # absolute (cli.main): bwrap --chdir needs it so
         if not check.ok:
             broken.append(task.id)

@@ -79,7 +79,8 @@ def _provider_file(path: Path, where: str, provider_id: str) -> Path | None:
 
 
 def _is_passhat(file: Path) -> bool:
-    return file.name == "claude_code.py" or "passhat.trial" in file.read_text(encoding="utf-8", errors="replace")
+    text = file.read_text(encoding="utf-8", errors="replace")
+    return file.name == "claude_code.py" or "passhat.trial" in text or "passhat.promptfoo" in text  # passhat init's
 
 
 def _passhat_providers(path: Path, data: dict) -> list[tuple[str, dict]]:
@@ -124,7 +125,16 @@ def _model(path: Path, label: str, config: ProviderConfig) -> str:
             model_endpoint(config, "validate", 0)  # the provider's own check of the URL (its secret)
         except PasshatError as error:
             raise PasshatError(f"{path}: provider {label!r}: {error}") from None
-        return f"the scripted model at {redact(config.fake_model_url)}"
+        rehearsed = (
+            f" (rehearsing auth: {config.auth.describe()}, with a placeholder credential)" if config.auth else ""
+        )
+        return f"the scripted model at {redact(config.fake_model_url)}{rehearsed}"
+    if config.auth is not None:
+        try:
+            model_endpoint(config, "validate", 0)  # the named variable must be set
+        except PasshatError as error:
+            raise PasshatError(f"{path}: provider {label!r}: {error}") from None
+        return f"the endpoint of `auth:`: {config.auth.describe()} (this spends tokens)"
     real, key = os.environ.get(REAL_CLAUDE_ENV) == "1", bool(os.environ.get("ANTHROPIC_API_KEY"))
     if real and key:
         return f"real Claude ({REAL_CLAUDE_ENV}=1 and ANTHROPIC_API_KEY set: this spends tokens)"

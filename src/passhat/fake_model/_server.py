@@ -3,7 +3,10 @@
 Which trial a request belongs to travels in the URL path, with a token that proves the caller was given that
 route (passhat/_fake_route.py): the provider points the CLI at
 `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/passhat/<task_id>/<trial>/<token>[/<script>]` and the CLI appends
-`/v1/messages`. The optional script segment overrides the server's default script for that route (e.g. `noop`
+`/v1/messages`. With the provider's `auth: {bedrock: ...}` / `{vertex: ...}` the base is `<route>/v1` and the
+CLI speaks those APIs instead: `model/<id>/invoke[-with-response-stream]` (Bedrock: JSON, or the same events
+in AWS event-stream framing) and `projects/.../models/<id>:streamRawPredict` (Vertex: the Messages API
+itself). The optional script segment overrides the server's default script for that route (e.g. `noop`
 for one provider). Refused before the body is read: no route or no token (403), a token made for another
 (task, trial, script) (403), a route ended by `POST <route>/finished` (410).
 
@@ -16,10 +19,13 @@ from __future__ import annotations
 
 import json
 import select
+import shutil
 import socket
 import sys
+import tempfile
 import threading
 import time
+import weakref
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -36,7 +42,7 @@ from passhat.fake_model._scripts import (
     parse_script,
     prompt_commands,
 )
-from passhat.fake_model._sse import cut_frames, frame, sse_events
+from passhat.fake_model._sse import cut_frames, event_stream, frame, sse_events
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -55,6 +61,7 @@ class _Plans:
         self.tasks_dir = tasks_dir
         self._plans: dict[str, list[ToolCall] | None] = {}
         self._lock = threading.Lock()
+        self._cache: Path | None = None  # git bases' files, exported on first use
 
     def get(self, task_id: str) -> list[ToolCall] | None:
         with self._lock:
@@ -63,14 +70,19 @@ class _Plans:
             return self._plans[task_id]
 
     def _load(self, task_id: str) -> list[ToolCall] | None:
-        from passhat.tasks._load import load_task
+        from passhat.tasks import load_task, source_tree
 
         folder = self.tasks_dir / task_id
         if not (folder / "task.yaml").is_file():
             print(f"passhat fake-model: no task {task_id!r} under {self.tasks_dir}", file=sys.stderr)
             return None
         task = load_task(folder)
-        return plan_solution(task.repo, task.solution)
+        if task.repo is not None:
+            return plan_solution(task.repo, task.solution)
+        if self._cache is None:  # a git base: its files exported once, removed with this object or at exit
+            self._cache = Path(tempfile.mkdtemp(prefix="passhat-fake-model-"))
+            weakref.finalize(self, shutil.rmtree, self._cache, True)
+        return plan_solution(source_tree(task, self._cache), task.solution)
 
 
 def _usage(body: dict, reply_blocks: list[dict]) -> dict:
@@ -141,6 +153,9 @@ class _Handler(BaseHTTPRequestHandler):
         if body is None:
             return
         key: RouteKey = (where.task_id, where.trial, where.script)
+        self.server.calls.append(
+            {"endpoint": where.endpoint, "headers": {k.lower(): v for k, v in self.headers.items()}}
+        )
         if where.endpoint == FINISHED:
             self.server.finish(key)
             self._send_json(200, {"finished": True})
@@ -148,7 +163,8 @@ class _Handler(BaseHTTPRequestHandler):
         if where.endpoint.endswith("count_tokens"):
             self._send_json(200, {"input_tokens": _usage(body, [])["input_tokens"]})
             return
-        if not where.endpoint.endswith("messages"):
+        bedrock = where.endpoint.endswith(("/invoke", "/invoke-with-response-stream"))
+        if not (where.endpoint.endswith(("messages", ":rawPredict", ":streamRawPredict")) or bedrock):
             self._error(404, "not_found_error", f"no endpoint {where.endpoint!r}; the CLI asks for v1/messages")
             return
         try:
@@ -169,8 +185,10 @@ class _Handler(BaseHTTPRequestHandler):
             "stop_sequence": None,
             "usage": _usage(body, blocks),
         }
-        if body.get("stream"):
-            self._stream(message)
+        if where.endpoint.endswith("/invoke-with-response-stream"):
+            self._stream(event_stream(message), "application/vnd.amazon.eventstream")
+        elif body.get("stream"):
+            self._stream(b"".join(frame(event, data) for event, data in sse_events(message)))
         else:
             self._send_json(200, message)
 
@@ -227,14 +245,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         self.connection.shutdown(socket.SHUT_RDWR)
 
-    def _stream(self, message: dict) -> None:
+    def _stream(self, data: bytes, content_type: str = "text/event-stream") -> None:
         self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-type", content_type)
         self.send_header("cache-control", "no-cache")
         self.send_header("connection", "close")
         self.end_headers()
         self.close_connection = True
-        self.wfile.write(b"".join(frame(event, data) for event, data in sse_events(message)))
+        self.wfile.write(data)
         self.wfile.flush()
 
 
@@ -252,6 +270,7 @@ class FakeModelServer(ThreadingHTTPServer):
         self.script = script
         self.plans = _Plans(tasks_dir)
         self.requests: deque[dict] = deque(maxlen=200)  # recent agent-loop requests, for tests and debugging
+        self.calls: deque[dict] = deque(maxlen=200)  # every routed request's endpoint and headers (auth tests)
         self.stopping = threading.Event()  # set on shutdown: wakes `hang` and `slow`
         self._serving = threading.Event()
         self._counts: dict[RouteKey, int] = {}  # per live route: what fault scripts count (freed when finished)

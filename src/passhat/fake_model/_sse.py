@@ -1,9 +1,13 @@
 """The Messages API's streaming wire format (server-sent events): one complete message as its events, and the
-opening of a stream that is cut before the end (the `cut` script)."""
+opening of a stream that is cut before the end (the `cut` script). Bedrock's `invoke-with-response-stream`
+carries the same events in AWS's binary event-stream framing (`event_stream`)."""
 
 from __future__ import annotations
 
+import base64
 import json
+import struct
+import zlib
 from typing import Any
 
 
@@ -48,3 +52,20 @@ def cut_frames() -> bytes:
     start |= {"content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}
     opening = {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
     return frame("message_start", {"type": "message_start", "message": start}) + frame("content_block_start", opening)
+
+
+def event_stream(message: dict) -> bytes:
+    """The message as Bedrock streams it: one AWS event-stream `chunk` per Messages event, whose payload is
+    {"bytes": base64(the event's JSON)}. A frame: total and header lengths, their CRC32, the headers, the
+    payload, the CRC32 of all before it (big-endian)."""
+    names = ((":event-type", "chunk"), (":content-type", "application/json"), (":message-type", "event"))
+    headers = b"".join(
+        struct.pack(">B", len(k)) + k.encode() + struct.pack(">BH", 7, len(v)) + v.encode() for k, v in names
+    )
+    frames = []
+    for _, data in sse_events(message):
+        payload = json.dumps({"bytes": base64.b64encode(json.dumps(data).encode()).decode()}).encode()
+        prelude = struct.pack(">II", 16 + len(headers) + len(payload), len(headers))
+        body = prelude + struct.pack(">I", zlib.crc32(prelude)) + headers + payload
+        frames.append(body + struct.pack(">I", zlib.crc32(body)))
+    return b"".join(frames)

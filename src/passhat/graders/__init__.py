@@ -1,7 +1,7 @@
 """Graders: one function per `type`, looked up in a plain dict (no plugin framework).
 
 May import: passhat._errors, tasks, trial (the outcome), judge (the rubric / pairwise graders wrap it).
-Exports: GRADERS, Grade, TrialOutcome, grade, grade_promptfoo, check_judges.
+Exports: GRADERS, Grade, TrialOutcome, grade, grade_promptfoo, check_judges, TestLists, compute_test_lists.
 
 Each takes the trial's outcome and the grader's config (an item of task.yaml `graders:`)
 and returns a Grade. `grade_promptfoo` is what the assertions/ entry files call.
@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 
 from passhat._errors import PasshatError, SandboxError
+from passhat.graders._auto import TestLists
 from passhat.graders._common import Grade
 from passhat.graders._diff_scope import grade_diff_scope
 from passhat.graders._files import grade_files
@@ -22,7 +23,7 @@ from passhat.graders._judges import (
     grade_pairwise_outcome,
     grade_rubric_outcome,
 )
-from passhat.graders._tests import grade_tests
+from passhat.graders._tests import compute_test_lists, grade_tests
 from passhat.trial._outcome import TrialOutcome
 
 GRADERS: dict[str, Callable[[TrialOutcome, dict], Grade]] = {
@@ -34,7 +35,16 @@ GRADERS: dict[str, Callable[[TrialOutcome, dict], Grade]] = {
     "pairwise": grade_pairwise_outcome,
 }
 
-__all__ = ["GRADERS", "Grade", "TrialOutcome", "check_judges", "grade", "grade_promptfoo"]
+__all__ = [
+    "GRADERS",
+    "Grade",
+    "TestLists",
+    "TrialOutcome",
+    "check_judges",
+    "compute_test_lists",
+    "grade",
+    "grade_promptfoo",
+]
 
 
 def grade(outcome: TrialOutcome, config: dict) -> Grade:

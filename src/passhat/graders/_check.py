@@ -1,5 +1,8 @@
 """`passhat check-task`: validate tasks with no model — the reference solution must pass every
-grader, and the empty patch must fail at least one (else a do-nothing agent would score 100%)."""
+grader, and the empty patch must fail at least one (else a do-nothing agent would score 100%).
+
+A tests grader's `auto` lists are computed first (graders._tests.compute_test_lists, cached) and shown;
+lists that cannot be computed, or an empty FAIL_TO_PASS, make the task broken before any grader runs."""
 
 from __future__ import annotations
 
@@ -7,11 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from passhat._errors import TaskError
+from passhat.graders._auto import TestLists, cache_file, read_cached, wants_auto
+
 if TYPE_CHECKING:
     from passhat.tasks._load import Task
 
 CLEAN_RUN = {"status": "ok", "is_error": False, "subtype": "success", "permission_denials": 0}
 TAIL_LINES = 15  # of a failing grader's reason, under its BROKEN line: the command's own output says why
+SHOWN_IDS = 10  # of the FAIL_TO_PASS, flaky and broken ids of an `auto` grader
 
 
 @dataclass(frozen=True)
@@ -20,10 +27,12 @@ class TaskCheck:
     reference_failures: tuple[tuple[str, str], ...]  # (grader, reason) that failed the reference
     empty_passes: tuple[str, ...]  # graders the empty patch got through
     graders: tuple[str, ...]
+    auto: tuple[tuple[str, TestLists], ...] = ()  # (grader, its computed lists)
+    auto_failures: tuple[tuple[str, str], ...] = ()  # (grader, why its lists are unusable): no grader was run
 
     @property
     def ok(self) -> bool:
-        return not self.reference_failures and len(self.empty_passes) < len(self.graders)
+        return not (self.reference_failures or self.auto_failures) and len(self.empty_passes) < len(self.graders)
 
 
 def _label(index: int, grader: dict) -> str:
@@ -34,8 +43,11 @@ def check_task(task: Task, state_dir: Path) -> TaskCheck:
     from passhat.graders import TrialOutcome, grade
     from passhat.trial._sandbox import prepare_base
 
-    base = prepare_base(task, state_dir / "cache")
     labels = tuple(_label(i, g) for i, g in enumerate(task.graders))
+    auto, failures = _auto_lists(task, labels, state_dir)
+    if failures:
+        return TaskCheck(task.id, (), (), labels, auto, failures)
+    base = prepare_base(task, state_dir / "cache")
 
     def run_all(patch: bytes) -> list[tuple[str, bool, str]]:
         outcome = TrialOutcome(task.dir, base.path, patch, CLEAN_RUN)
@@ -51,7 +63,66 @@ def check_task(task: Task, state_dir: Path) -> TaskCheck:
         tuple((label, reason) for label, passed, reason in reference if not passed),
         tuple(label for label, passed, _ in empty if passed),
         labels,
+        auto,
     )
+
+
+def uncached_auto(task: Task, state_dir: Path) -> bool:
+    """Whether check_task will have to run commands to compute `auto` lists (for a progress line)."""
+    return any(
+        g["type"] == "tests" and wants_auto(g) and read_cached(cache_file(task, g, state_dir / "cache")) is None
+        for g in task.graders
+    )
+
+
+def _auto_lists(
+    task: Task, labels: tuple[str, ...], state_dir: Path
+) -> tuple[tuple[tuple[str, TestLists], ...], tuple[tuple[str, str], ...]]:
+    """The computed lists of every grader that asks for `auto`, and why any of them cannot be used."""
+    from passhat.graders._tests import compute_test_lists
+
+    found, failures = [], []
+    for label, grader in zip(labels, task.graders, strict=True):
+        if grader["type"] != "tests" or not (wanted := wants_auto(grader)):
+            continue
+        try:
+            lists = compute_test_lists(task, grader, state_dir)
+        except TaskError as error:
+            failures.append((label, f"the auto test lists cannot be computed: {error}"))
+            continue
+        found.append((label, lists))
+        if "fail_to_pass" in wanted and not lists.fail_to_pass:
+            failures.append(
+                (
+                    label,
+                    "fail_to_pass: auto is empty: no test failed in both runs at the base (+ test.patch) and "
+                    f"passed in both with solution.patch ({len(lists.pass_to_pass)} passed every time, "
+                    f"{len(lists.flaky)} flaky, {len(lists.broken)} broken); make test.patch add a test the fix "
+                    "makes pass, or list the tests by hand",
+                )
+            )
+    return tuple(found), tuple(failures)
+
+
+def _ids(ids: tuple[str, ...]) -> str:
+    shown = ", ".join(ids[:SHOWN_IDS])
+    return shown + (f", … and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
+
+
+def describe_auto(label: str, lists: TestLists) -> list[str]:
+    """What `auto` found for one grader: counts, the FAIL_TO_PASS ids, what was left out, the cache file."""
+    lines = [
+        f"        {label} auto: FAIL_TO_PASS {len(lists.fail_to_pass)}, PASS_TO_PASS {len(lists.pass_to_pass)}, "
+        f"flaky {len(lists.flaky)}, broken {len(lists.broken)} (cached in {lists.cache_file})"
+    ]
+    for name, ids in (
+        ("FAIL_TO_PASS", lists.fail_to_pass),
+        ("flaky, left out", lists.flaky),
+        ("broken (fail even with solution.patch), left out", lists.broken),
+    ):
+        if ids:
+            lines.append(f"        {label} {name}: {_ids(ids)}")
+    return lines
 
 
 def describe(check: TaskCheck) -> list[str]:
@@ -74,4 +145,10 @@ def describe(check: TaskCheck) -> list[str]:
             f"BROKEN  {check.task_id}: the empty patch passes every grader "
             f"({', '.join(check.empty_passes)}): a do-nothing agent would score 100%; add a grader it fails"
         )
+    for label, reason in check.auto_failures:
+        first, *rest = reason.strip().splitlines() or [""]
+        lines.append(f"BROKEN  {check.task_id}: grader {label}: {first}")
+        lines += [f"        | {line}" for line in [line for line in rest if line.strip()][-TAIL_LINES:]]
+    for label, lists in check.auto:
+        lines += describe_auto(label, lists)
     return lines

@@ -1,5 +1,7 @@
 """`passhat regrade RESULTS.json -o NEW.json`: rerun the graders on the saved outcomes of an
 earlier eval — no agent, no cost — and write a Promptfoo-shaped file `passhat report` reads.
+Also the live grading that file's rows come from: `grade_all_promptfoo`, Promptfoo's one assertion of a trial's
+deterministic graders, whose result regrade reproduces (`graded_components`).
 
 Graders come from each task's task.yaml as it is now (or from `--tasks-dir`), so a changed
 grader can be tried on old trials. Rows with infrastructure errors are kept as they were.
@@ -10,14 +12,13 @@ from __future__ import annotations
 import copy
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
-from typing import TypedDict
 
-from passhat._errors import ResultsError
-
-# One graded assertion of a row's gradingResult.componentResults ("pass" is a keyword: the functional form).
-_Component = TypedDict("_Component", {"pass": bool, "score": float, "reason": str, "assertion": dict})
+from passhat._errors import PasshatError, ResultsError
+from passhat.graders._common import Grade, combined_result, component
+from passhat.trial._outcome import TrialOutcome
 
 
 def _load(path: Path) -> dict:
@@ -36,20 +37,59 @@ def _load(path: Path) -> dict:
     return data
 
 
-def _assertion(grader: dict, metric: str) -> dict:
+def grade_all_promptfoo(context: dict) -> dict:
+    """Promptfoo's one assertion for a trial's deterministic graders (`config.graders`): one outcome, every
+    grader on it in this process; never raises into Promptfoo. A grader that cannot run fails with the reason."""
+    from passhat.graders import grade
+
+    response = context.get("providerResponse") or {}
+    metadata = {**(context.get("metadata") or {}), **(response.get("metadata") or {})}
+    try:
+        outcome: TrialOutcome | PasshatError = TrialOutcome.from_metadata(metadata)
+    except PasshatError as error:
+        outcome = error
+
+    def graded(grader: dict) -> Grade:
+        problem = outcome
+        if isinstance(outcome, TrialOutcome):
+            try:
+                return grade(outcome, grader)
+            except PasshatError as error:
+                problem = error
+        print(f"passhat grader {grader['type']}: {problem}", file=sys.stderr)
+        return Grade(False, 0.0, f"{grader['type']} grader could not run: {problem}")
+
+    graders = [dict(g) for g in (context.get("config") or {}).get("graders") or []]
+    return combined_result([component(graded(grader), grader) for grader in graders])
+
+
+def _judge_component(grade: Grade, grader: dict) -> dict:
     from passhat.tasks._suite import ASSERTION_FILES
 
-    return {
-        "type": "python",
-        "value": f"file://assertions/{ASSERTION_FILES[grader['type']]}",
-        "metric": metric,
-        "config": grader,
-    }
+    part = component(grade, grader)
+    part["assertion"]["value"] = f"file://assertions/{ASSERTION_FILES[grader['type']]}"
+    return part
+
+
+def graded_components(outcome: TrialOutcome, graders: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(the row's componentResults as Promptfoo saves them, one component per grader): the deterministic graders'
+    one assertion (its component, then flattened copies of its graders' components) and one per judge."""
+    from passhat.graders import grade
+    from passhat.tasks._suite import DETERMINISTIC, GRADERS_FILE, graders_assertion
+
+    deterministic = [g for g in graders if g["type"] in DETERMINISTIC]
+    parts = [component(grade(outcome, g), g) for g in deterministic]
+    saved: list[dict] = []
+    if deterministic:
+        assertion = graders_assertion(deterministic, f"file://assertions/{GRADERS_FILE}")
+        saved += [{**combined_result(parts), "assertion": assertion}, *(dict(part) for part in parts)]
+    judges = [_judge_component(grade(outcome, g), g) for g in graders if g["type"] not in DETERMINISTIC]
+    return saved + judges, parts + judges
 
 
 def regrade_row(row: dict, tasks_dir: Path | None) -> dict | None:
-    """The row with fresh grading, or None when it cannot be regraded (infra error, no outcome)."""
-    from passhat.graders import TrialOutcome, grade
+    """The row with fresh grading, in the shape `promptfoo eval` gives it today, or None when it cannot be
+    regraded (infra error, no outcome)."""
     from passhat.tasks._load import load_task
 
     metadata = (row.get("response") or {}).get("metadata") or {}
@@ -59,23 +99,9 @@ def regrade_row(row: dict, tasks_dir: Path | None) -> dict | None:
     task = load_task(task_dir)
     final_text = (row.get("response") or {}).get("output")
     outcome = TrialOutcome.from_metadata({**metadata, "task_dir": str(task.dir), "output": final_text})
-    components: list[_Component] = []
-    named: dict[str, float] = {}
-    for grader in task.graders:
-        metric = grader.get("name", grader["type"])
-        result = grade(outcome, grader)
-        named[metric] = result.score
-        components.append(
-            {
-                "pass": result.passed,
-                "score": result.score,
-                "reason": result.reason,
-                "assertion": _assertion(grader, metric),
-            }
-        )
-    passed = all(c["pass"] for c in components)
-    score = sum(c["score"] for c in components) / len(components)
-    reason = "All assertions passed" if passed else "\n".join(c["reason"] for c in components if not c["pass"])
+    saved, per_grader = graded_components(outcome, [dict(g) for g in task.graders])
+    summary = combined_result(per_grader)
+    passed, score, reason, named = summary["pass"], summary["score"], summary["reason"], summary["namedScores"]
     new = copy.deepcopy(row)
     new.update(
         success=passed,
@@ -88,7 +114,7 @@ def regrade_row(row: dict, tasks_dir: Path | None) -> dict | None:
             "score": score,
             "reason": reason,
             "namedScores": named,
-            "componentResults": components,
+            "componentResults": saved,
         },
     )
     return new

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from passhat._errors import PasshatError
-from passhat.trial._isolation import bwrap_arguments, confinement, sandbox_command, trial_uid
-from passhat.trial._limits import Limits, chown_tree
+from passhat.trial._isolation import bwrap_arguments, confinement, sandbox_command, tree_uid
+from passhat.trial._limits import Limits, chown_tree, chown_written
 
 GRADER_ISOLATION_ENV = "PASSHAT_GRADER_ISOLATION"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -65,7 +65,8 @@ def run_command(
 
     The command runs the agent's code, so where bubblewrap works it runs confined like the trial:
     read-only system, only `cwd` and `writable` (its HOME, the report folder) writable, host HOME and
-    `hidden` paths out of sight, under the trial's uid, seccomp filter and `limits`, with no network.
+    `hidden` paths out of sight, under the trial's uid (the owner of `cwd`: its base's uid), seccomp filter
+    and `limits`, with no network.
     PASSHAT_GRADER_ISOLATION=none opts out.
     """
     limits = limits or Limits()
@@ -73,10 +74,12 @@ def run_command(
     found = confinement("none" if os.environ.get(GRADER_ISOLATION_ENV) == "none" else "auto")
     with tempfile.TemporaryFile() as args_file:
         if found.bwrap:  # as the trial: own uid, no network at all, seccomp, limits (passhat.trial._isolation)
-            uid = trial_uid()
-            writable = [cwd, *writable]
+            uid = tree_uid(cwd)  # the tree is its base's uid's already: only what passhat wrote there is given
+            extra = list(writable)
             if uid is not None:
-                chown_tree(*writable, uid=uid)
+                chown_written(cwd, uid)  # e.g. restored test files: an overlay's upper dir, never the whole tree
+                chown_tree(*extra, uid=uid)
+            writable = [cwd, *extra]
             view = bwrap_arguments(cwd, writable, hidden, env["PATH"], Path(sys.executable), tmpfs_mb=limits.tmpfs_mb)
             args_file.write(b"".join(arg.encode() + b"\0" for arg in view))
             args_file.seek(0)

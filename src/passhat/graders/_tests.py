@@ -1,25 +1,35 @@
-"""The `tests` grader: run the task's test command on base + the trial's patch.
+"""The `tests` grader: run the task's test command on base + the trial's patch (+ the task's test.patch).
 
 Protected paths (default: the task's test files) are first restored from the base, so an
 agent cannot pass by editing the tests; nothing the agent put in the tree is followed while doing
 so (a test file or folder it made a symlink to a host path is replaced, never written through).
+Then, as SWE-bench does, every path the task's test.patch touches is reset to the base and the test
+patch applied (it lives in the task folder, never shown to the agent).
 Without fail_to_pass / pass_to_pass: pass = exit 0. With them (SWE-bench): pass only when every
 FAIL_TO_PASS and every PASS_TO_PASS test passes, read from the JUnit report; score = fraction of
-listed tests passing. The report is written to a fresh folder outside the work tree (the `junit`
-path is a link to it), read back as soon as the command has ended, and believed only when it agrees
-with the runner's own summary and exit status (graders._junit).
+listed tests passing; `auto` lists are computed once per task version (compute_test_lists, cached).
+The report is written to a fresh folder outside the work tree (`{junit}` in the command is its path;
+the `junit` path is a link to it), read back as soon as the command has ended, and believed only when
+it agrees with the runner's own summary and exit status (graders._junit).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from passhat._errors import SandboxError, TaskError
+from passhat.graders._auto import AUTO, TestLists, cache_file, classify, locked, read_cached, wants_auto
 from passhat.graders._common import Grade, show_path
 from passhat.graders._globs import DEFAULT_PROTECTED, matches
 from passhat.graders._junit import JUnitError, Report, disagreement, parse_junit
 from passhat.graders._run import grader_env, run_command
+from passhat.trial._git import GitError, git
 from passhat.trial._outcome import TrialOutcome
 from passhat.trial._patch import patch_stats
 from passhat.trial._paths import (
@@ -32,14 +42,27 @@ from passhat.trial._paths import (
     write_within,
 )
 
+if TYPE_CHECKING:
+    from passhat.tasks import Task
+
 DEFAULT_TIMEOUT_S = 300.0
 _TAIL_CHARS = 1500
 _REPORT = "junit.xml"
+PLACEHOLDER = "{junit}"
+CLEAN_RUN = {"status": "ok", "is_error": False, "subtype": "success", "permission_denials": 0}
 
 
 def _protected(rel: str, kind: Kind, globs: tuple[str, ...]) -> bool:
     """A symlink (or anything but a file) named like a protected folder (`tests -> /somewhere`) is protected."""
     return matches(rel, globs) or (kind != "file" and matches(rel + "/", globs))
+
+
+def _restore(workdir: Path, base: Path, rel: str, kind: Kind) -> None:
+    original = base / rel  # the base is ours, and walked without entering links
+    if kind == "symlink":
+        symlink_within(workdir, rel, os.readlink(original))
+    elif kind == "file":
+        write_within(workdir, rel, original.read_bytes(), os.lstat(original).st_mode)
 
 
 def restore_protected(workdir: Path, base: Path, globs: tuple[str, ...]) -> None:
@@ -49,16 +72,93 @@ def restore_protected(workdir: Path, base: Path, globs: tuple[str, ...]) -> None
         if rel not in theirs and _protected(rel, kind, globs):
             remove_within(workdir, rel)
     for rel, kind in sorted(theirs.items()):
-        if not _protected(rel, kind, globs):
-            continue
-        original = base / rel  # the base is ours, and walked without entering links
-        if kind == "symlink":
-            symlink_within(workdir, rel, os.readlink(original))
-        elif kind == "file":
-            write_within(workdir, rel, original.read_bytes(), os.lstat(original).st_mode)
+        if _protected(rel, kind, globs):
+            _restore(workdir, base, rel, kind)
 
 
-def _listed_verdict(config: dict, results: Mapping[str, str]) -> tuple[bool, float, str]:
+class SetupError(Exception):
+    """The tree cannot be made ready to run: test.patch does not apply, or the junit path is not usable."""
+
+
+def apply_test_patch(workdir: Path, base: Path, test_patch: bytes) -> None:
+    """Reset every path the test patch touches to the base (removed when the base has none), then apply it."""
+    if not test_patch.strip():
+        return
+    try:
+        paths = patch_stats(test_patch).paths
+    except SandboxError as error:
+        raise SetupError(f"test.patch cannot be read: {error}") from None
+    for rel in paths:
+        remove_within(workdir, rel)
+        original = base / rel  # the base is ours
+        if original.is_symlink() or original.is_file():
+            _restore(workdir, base, rel, "symlink" if original.is_symlink() else "file")
+    try:
+        git(workdir, "apply", "--binary", "--whitespace=nowarn", "-", input=test_patch)
+    except GitError as error:
+        raise SetupError(f"test.patch does not apply: {error}") from None
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    code: int | None  # None: timed out
+    output: str
+    report: Report | None
+    junit_error: str | None
+
+
+def _read_report(folder: Path, junit: str) -> Report:
+    try:
+        data = read_within(folder, _REPORT)
+    except UnsafePathError as error:
+        msg = f"the JUnit report {junit} was replaced: {error}"
+        raise JUnitError(msg) from None
+    return parse_junit(data or b"", junit)
+
+
+def run_suite(workdir: Path, config: Mapping[str, Any], hidden: tuple[Path, ...], read_report: bool) -> SuiteRun:
+    """Run the grader's command in `workdir` (confined, graders._run), reading its JUnit report when asked.
+
+    The report folder and HOME are made beside `workdir`; `{junit}` in the command becomes the report's path."""
+    command, junit = str(config["command"]), config.get("junit")
+    timeout_s = float(config.get("timeout_s", DEFAULT_TIMEOUT_S))
+    home, reports = workdir.parent / "home", workdir.parent / "report"
+    home.mkdir()
+    env = grader_env(config, home)
+    report_name = junit or PLACEHOLDER
+    if junit or PLACEHOLDER in command:
+        reports.mkdir()
+        (reports / _REPORT).touch()  # a link to a missing file would trip node --test's file search
+        command = command.replace(PLACEHOLDER, shlex.quote(str(reports / _REPORT)))
+    if junit:
+        try:
+            symlink_within(workdir, junit, str(reports / _REPORT))
+        except UnsafePathError as error:
+            raise SetupError(f"tests grader field 'junit': {error}; give a path inside the repo") from None
+    writable = [home, reports] if reports.is_dir() else [home]
+    code, output = run_command(command, workdir, timeout_s, env, hidden, writable)
+    report, junit_error = None, None
+    if read_report and reports.is_dir():
+        try:
+            report = _read_report(reports, report_name)
+        except JUnitError as error:
+            junit_error = str(error)
+    return SuiteRun(code, output, report, junit_error)
+
+
+def _runs(outcome: TrialOutcome, config: Mapping[str, Any], test_patch: bytes | None, read_report: bool) -> SuiteRun:
+    """The grader's steps on a private copy of base + patch: restore protected paths, test.patch, run."""
+    protected = tuple(config.get("protected", DEFAULT_PROTECTED))
+    with outcome.private_copy() as workdir:
+        base = outcome.base_tree()
+        restore_protected(workdir, base, protected)
+        if test_patch:
+            apply_test_patch(workdir, base, test_patch)
+        hidden = (outcome.cache_root.parent, outcome.task_dir)  # the state dir, the reference solution, test.patch
+        return run_suite(workdir, config, hidden, read_report)
+
+
+def _listed_verdict(config: Mapping[str, Any], results: Mapping[str, str]) -> tuple[bool, float, str]:
     f2p, p2p = list(config.get("fail_to_pass", [])), list(config.get("pass_to_pass", []))
     listed = f2p + p2p
     failing = [test for test in listed if results.get(test) != "passed"]
@@ -75,60 +175,125 @@ def _listed_verdict(config: dict, results: Mapping[str, str]) -> tuple[bool, flo
     return not failing, passed / len(listed) if listed else 1.0, "\n".join(lines)
 
 
-def _read_report(folder: Path, junit: str) -> Report:
-    try:
-        data = read_within(folder, _REPORT)
-    except UnsafePathError as error:
-        msg = f"the JUnit report {junit} was replaced: {error}"
-        raise JUnitError(msg) from None
-    return parse_junit(data or b"", junit)
+def _resolve_auto(outcome: TrialOutcome, config: dict) -> dict:
+    """`auto` lists replaced by the computed ones (cached per task version: check-task's work is reused)."""
+    from passhat.tasks import load_task
+
+    lists = compute_test_lists(load_task(outcome.task_dir), config, outcome.cache_root.parent)
+    resolved = dict(config)
+    for key, found in (("fail_to_pass", lists.fail_to_pass), ("pass_to_pass", lists.pass_to_pass)):
+        if config.get(key) == AUTO:
+            resolved[key] = list(found)
+    return resolved
 
 
 def grade_tests(outcome: TrialOutcome, config: dict) -> Grade:
     command = config["command"]
     timeout_s = float(config.get("timeout_s", DEFAULT_TIMEOUT_S))
     protected = tuple(config.get("protected", DEFAULT_PROTECTED))
-    junit = config.get("junit")
-    listed = bool(config.get("fail_to_pass") or config.get("pass_to_pass"))
+    auto = wants_auto(config)
+    if auto:
+        config = _resolve_auto(outcome, config)
+        if "fail_to_pass" in auto and not config["fail_to_pass"]:
+            msg = "fail_to_pass: auto found no test that fails on the base and passes with solution.patch; "
+            return Grade(False, 0.0, msg + "the task is broken (see `passhat check-task`)")
+    listed = bool(auto or config.get("fail_to_pass") or config.get("pass_to_pass"))
     paths = patch_stats(outcome.patch).paths
     touched = [show_path(p) for p in paths if matches(p, protected) or matches(p + "/", protected)]
-
-    with outcome.private_copy() as workdir:
-        restore_protected(workdir, outcome.base_tree(), protected)
-        home, reports = workdir.parent / "home", workdir.parent / "report"
-        home.mkdir()
-        env = grader_env(config, home)
-        if junit:
-            reports.mkdir()
-            (reports / _REPORT).touch()  # a link to a missing file would trip node --test's file search
-            try:
-                symlink_within(workdir, junit, str(reports / _REPORT))
-            except UnsafePathError as error:
-                return Grade(False, 0.0, f"tests grader field 'junit': {error}; give a path inside the repo")
-        hidden = (outcome.cache_root.parent, outcome.task_dir)  # the state dir and the reference solution
-        code, output = run_command(command, workdir, timeout_s, env, hidden, [home, reports] if junit else [home])
-        try:
-            report = _read_report(reports, junit) if junit and listed else None
-            junit_error = None
-        except JUnitError as error:
-            report, junit_error = None, str(error)
+    test_patch = _test_patch(outcome.task_dir)
+    try:
+        run = _runs(outcome, config, test_patch, read_report=listed)
+    except SetupError as error:
+        return Grade(False, 0.0, f"tests grader: {error}")
 
     notes = []
     if touched:
         notes.append(
             f"The patch touched protected test files (restored from the base before running): {', '.join(touched)}."
         )
-    tail = f"Output tail:\n{output.strip()[-_TAIL_CHARS:]}"
+    tail = f"Output tail:\n{run.output.strip()[-_TAIL_CHARS:]}"
+    code = run.code
     if code is None:
         return Grade(False, 0.0, "\n".join([*notes, f"`{command}` ran past {timeout_s:g} s and was killed.", tail]))
     if listed:
-        if report is None:
-            return Grade(False, 0.0, "\n".join([*notes, f"`{command}` exited {code}; {junit_error}.", tail]))
-        doubt = disagreement(report, output, code)
+        if run.report is None:
+            return Grade(False, 0.0, "\n".join([*notes, f"`{command}` exited {code}; {run.junit_error}.", tail]))
+        doubt = disagreement(run.report, run.output, code)
         if doubt:
             return Grade(False, 0.0, "\n".join([*notes, f"`{command}` exited {code}; {doubt}.", tail]))
-        passed, score, summary = _listed_verdict(config, report.results)
+        passed, score, summary = _listed_verdict(config, run.report.results)
         verdict = "passed" if passed else "failed"
         return Grade(passed, score, "\n".join([*notes, f"`{command}` {verdict}: {summary}", tail]))
     verdict = "passed" if code == 0 else f"failed (exit {code})"
     return Grade(code == 0, 1.0 if code == 0 else 0.0, "\n".join([*notes, f"`{command}` {verdict}.", tail]))
+
+
+def _test_patch(task_dir: Path) -> bytes | None:
+    from passhat.tasks import task_test_patch
+
+    path = task_test_patch(task_dir)
+    return path.read_bytes() if path else None
+
+
+def compute_test_lists(task: Task, grader: Mapping[str, Any], state_dir: Path) -> TestLists:
+    """FAIL_TO_PASS / PASS_TO_PASS of `grader` (a tests grader of `task`), computed once per task version.
+
+    Two runs at base + test.patch ("before"), two at base + test.patch + solution.patch ("after"), each on
+    a fresh copy, exactly as the grader runs: FAIL_TO_PASS = failed, errored or absent in both befores and
+    passed in both afters; PASS_TO_PASS = passed in all four; tests whose two runs of one state differ are
+    flaky, and tests failing with the solution broken: both left out and reported. The result is cached in
+    `<state>/cache/test-lists/` (atomic write, file lock: concurrent processes compute it once)."""
+    from passhat.trial._sandbox import prepare_base
+
+    where = f"{task.dir / 'task.yaml'}: tests grader `{grader.get('command')}`"
+    if "junit" not in grader and PLACEHOLDER not in str(grader.get("command", "")):
+        msg = f"{where}: auto test lists are read from a JUnit report; put {{junit}} in the command or set `junit:`"
+        raise TaskError(msg)
+    cache_root = state_dir / "cache"
+    file = cache_file(task, grader, cache_root)
+    if (found := read_cached(file)) is not None:
+        return found
+    with locked(file):
+        if (found := read_cached(file)) is not None:
+            return found
+        base = prepare_base(task, cache_root)
+        test_patch = task.test_patch.read_bytes() if task.test_patch else None
+        states = {"before": b"", "after": task.solution.read_bytes()}
+        results: dict[str, list[dict[str, str]]] = {"before": [], "after": []}
+        for state, patch in states.items():
+            outcome = TrialOutcome(task.dir, base.path, patch, CLEAN_RUN)
+            for attempt in (1, 2):
+                run = _try_run(where, outcome, grader, test_patch)
+                results[state].append(_believed(where, f"{state} run {attempt}", run, grader))
+        lists = classify(results["before"], results["after"], file)
+        tmp = file.with_name(f"{file.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(lists.to_json(), indent=1) + "\n")
+        os.replace(tmp, file)
+    return lists
+
+
+def _try_run(where: str, outcome: TrialOutcome, grader: Mapping[str, Any], test_patch: bytes | None) -> SuiteRun:
+    try:
+        return _runs(outcome, grader, test_patch, read_report=True)
+    except SetupError as error:
+        msg = f"{where}: {error}; make test.patch against the base commit (`git diff --binary BASE -- TESTS`)"
+        raise TaskError(msg) from None
+    except SandboxError as error:  # solution.patch does not apply
+        msg = f"{where}: solution.patch: {error}; regenerate it against the base (`git diff --binary`)"
+        raise TaskError(msg) from None
+
+
+def _believed(where: str, label: str, run: SuiteRun, grader: Mapping[str, Any]) -> dict[str, str]:
+    """The run's per-test results, or TaskError saying why they cannot be used."""
+    tail = "\n".join(run.output.strip().splitlines()[-15:])
+    if run.code is None:
+        timeout_s = float(grader.get("timeout_s", DEFAULT_TIMEOUT_S))
+        problem = f"ran past {timeout_s:g} s (raise the grader's timeout_s)"
+    elif run.report is None:
+        problem = f"exited {run.code}; {run.junit_error}"
+    elif doubt := disagreement(run.report, run.output, run.code):
+        problem = f"exited {run.code}; {doubt}"
+    else:
+        return dict(run.report.results)
+    msg = f"{where}: computing the auto test lists, the {label} {problem}\n{tail}"
+    raise TaskError(msg)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from passhat._errors import PasshatError, ResultsError
+from passhat.judge._status import grader_components
 from passhat.results._rows import Trial, load_trials
 
 DEFAULT_DB = ".passhat/history.db"
@@ -209,9 +210,9 @@ def _series_versions(
 def _judge_components(raw: dict) -> dict[str, dict]:
     """metric name → metadata of the judge assertion that scored it (judges record judge_version there)."""
     found = {}
-    for component in (raw.get("gradingResult") or {}).get("componentResults") or []:
-        metadata = component.get("metadata") if isinstance(component, dict) else None
-        metric = (component.get("assertion") or {}).get("metric") if isinstance(component, dict) else None
+    for component in grader_components(raw):
+        metadata = component.get("metadata")
+        metric = (component.get("assertion") or {}).get("metric")
         if isinstance(metadata, dict) and metadata.get("judge_version") and isinstance(metric, str):
             found[metric] = metadata
     return found

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from passhat._errors import ResultsError
 from passhat.judge._agreement import pooled_sd
 from passhat.judge._direct import RubricVerdict
+from passhat.judge._status import grader_components
 
 if TYPE_CHECKING:
     from passhat.judge._pairwise import PairwiseVerdict
@@ -57,8 +58,8 @@ def _load_rows(path: Path) -> list[dict]:
 def judge_graders(row: dict, tasks_dir: Path | None) -> list[dict]:
     """The judge graders that graded this row: from its saved assertions, else from its task.yaml."""
     found = []
-    for component in (row.get("gradingResult") or {}).get("componentResults") or []:
-        config = ((component or {}).get("assertion") or {}).get("config") or {}
+    for component in grader_components(row):
+        config = (component.get("assertion") or {}).get("config") or {}
         if config.get("type") in JUDGE_TYPES and config not in found:
             found.append(config)
     if found:

@@ -213,12 +213,15 @@ def load_rubric(path: str | Path) -> Rubric:
 
 def rubric_candidates(spec: str, roots: Sequence[Path]) -> list[Path]:
     """Where `rubric: SPEC` may live: a bare name means rubrics/NAME.yaml; a path is taken as written.
-    Each is tried under every root in order (the task folder, the project, the working directory)."""
-    relative = Path(spec) if ("/" in spec or spec.endswith((".yaml", ".yml"))) else Path("rubrics") / f"{spec}.yaml"
+    Each is tried under every root in order (the task folder, the project, the working directory); a bare
+    name last of all among the rubrics passhat ships (package data: they come with an installed wheel)."""
+    bare = not ("/" in spec or spec.endswith((".yaml", ".yml")))
+    relative = Path("rubrics") / f"{spec}.yaml" if bare else Path(spec)
     if relative.is_absolute():
         return [relative]
+    shipped = [Path(__file__).resolve().parent.parent] if bare else []  # passhat/: its rubrics/ is package data
     out: list[Path] = []
-    for root in roots:
+    for root in [*roots, *shipped]:
         candidate = (root / relative).resolve()
         if candidate not in out:
             out.append(candidate)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from passhat.judge._status import grader_components
 from passhat.report._formats import aligned
 
 JUDGE_TYPES = ("rubric", "pairwise")
@@ -54,7 +55,7 @@ def judge_groups(rows: Iterable[dict]) -> list[JudgeGroup]:
     for row in rows:
         meta = (row.get("response") or {}).get("metadata") or {}
         task = meta.get("task_id") or (row.get("testCase") or {}).get("description") or "?"
-        for component in (row.get("gradingResult") or {}).get("componentResults") or []:
+        for component in grader_components(row):
             assertion = component.get("assertion") or {}
             config = assertion.get("config") or {}
             if config.get("type") not in JUDGE_TYPES:

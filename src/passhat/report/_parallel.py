@@ -9,6 +9,7 @@ process, which also reports any problem with the usual exact message.
 from __future__ import annotations
 
 import ctypes
+import gc
 import multiprocessing
 import os
 import threading
@@ -27,8 +28,20 @@ PARALLEL_BYTES = 64 << 20  # below this, forking costs more than it saves
 
 def fold_file(path: str | Path, progress: Progress | None = None, wrapper: dict[str, Any] | None = None) -> Groups:
     """Per-(task, provider) totals of a results file (see `_summary.fold`); `progress` counts the bytes read;
-    `wrapper` (a dict) is filled with the JSON wrapper's provenance fields (`results._provenance`)."""
-    path = str(path)
+    `wrapper` (a dict) is filled with the JSON wrapper's provenance fields (`results._provenance`).
+
+    The cyclic garbage collector is off meanwhile: reading makes no reference cycles, and collecting while a
+    million short-lived rows are built costs ~15% of the read (the forked child inherits the setting)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _fold_file(str(path), progress, wrapper)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _fold_file(path: str, progress: Progress | None, wrapper: dict[str, Any] | None) -> Groups:
     start = split_point(path)
     if start is not None:
         found = _fold_in_two(path, start, progress)

@@ -5,19 +5,28 @@ JSON (`-o results.json`): a small hand-written scanner walks the wrapper object
 the C decoder (`json.JSONDecoder.raw_decode`), so only one chunk of the file and one row are held
 at a time. JSONL (`-o results.jsonl`, promptfoo 0.123 writes one row object per line, no wrapper):
 line by line. Malformed files give the same one-line errors, with line and column, as `json.loads`.
+
+Given `Typed` (the report's msgspec Struct, `_schema`), rows are decoded in batches: a chunk's rows up to
+its last row separator (guessed from the layout: `},` + the whitespace between the first two rows + `{`)
+are one msgspec decode. The guess needs no trust: a batch that begins at a row and decodes as a JSON array
+ends between two rows. A batch msgspec refuses (broken JSON, NaN, a compact file's `},{` inside a row) is
+read row by row by the general path, which reports as before. JSONL: blocks of lines, one `decode_lines`.
 """
 
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import re
 from collections.abc import Callable, Iterator
-from typing import IO, Any, Protocol
+from typing import IO, Any, NamedTuple, Protocol
+
+import msgspec
 
 from passhat._errors import ResultsError
 
-CHUNK = 1 << 22  # characters read at a time; a value longer than the buffer doubles the next read
+CHUNK = 1 << 22  # characters (JSON) or bytes (JSONL) read at a time; a longer value doubles the next read
 _WHITESPACE = re.compile(r"[ \t\n\r]*")  # matches everywhere (maybe empty): .match() is never None
 _DECODER = json.JSONDecoder()
 _NOT_JSON = "pass the .json file written by `promptfoo eval -o results.json`, or name a JSONL file *.jsonl"
@@ -34,7 +43,16 @@ class ByteSource(Protocol):
 
     def seek(self, offset: int, whence: int = 0, /) -> int: ...
 
-    def __iter__(self) -> Iterator[bytes]: ...
+
+class Typed(NamedTuple):
+    """Rows decoded into a msgspec type (see `_schema`) rather than dicts."""
+
+    many: msgspec.json.Decoder[list[Any]]  # a JSON array of rows
+    one: msgspec.json.Decoder[Any]  # one row (JSONL: `decode_lines`)
+    convert: Callable[[Any], Any]  # a row decoded by `json` into the type (the general path)
+
+
+_REFUSED = (msgspec.DecodeError, UnicodeError)  # what msgspec raises for text it does not decode
 
 
 class NotJson(ResultsError):  # noqa: N818 - the name the readers catch
@@ -65,11 +83,11 @@ def _utf8_error(path: str, offset: int) -> ResultsError:
 class _Reader:
     """The file's text in a sliding buffer; positions stay absolute for error messages."""
 
-    def __init__(self, path: str, handle: ByteSource, limit: int | None = None) -> None:
-        self.path, self.handle, self.limit = path, handle, limit  # limit: read no more bytes than this
+    def __init__(self, path: str, handle: ByteSource, limit: int | None = None, typed: Typed | None = None) -> None:
+        self.path, self.handle, self.limit, self.typed = path, handle, limit, typed  # limit: read no more bytes
+        self.separator: str | None = None  # between two rows of results.results, as the file lays them out
         self.decoder = codecs.getincrementaldecoder("utf-8")()
-        self.buf, self.pos, self.eof = "", 0, False
-        self.bytes_read = 0
+        self.buf, self.pos, self.eof, self.bytes_read = "", 0, False, 0
         self.offset = 0  # characters before buf[0]; lines are counted only for an error message
         self.count = 0  # elements read by the last elements() / more_elements()
 
@@ -176,10 +194,25 @@ class _Reader:
         """
         decode, skip = _DECODER.raw_decode, _WHITESPACE.match
         self.count = 0
+        slow_until = -1  # where a refused batch ended: up to there, the general path
         while True:
             if self.limit is not None and self.peek() == "":
                 raise SplitReached
             buf = self.buf
+            if self.typed is not None and self.offset + self.pos >= slow_until:
+                batch, start, cut = None, skip(buf, self.pos).end(), -1  # type: ignore[union-attr]
+                if self.separator is not None and (cut := buf.rfind(self.separator, start)) > start:
+                    try:
+                        batch = self.typed.many.decode("[" + buf[start : cut + 1] + "]")
+                    except _REFUSED:
+                        slow_until = self.offset + cut
+                if batch is not None:
+                    self.pos = cut + 2  # after the comma
+                    self.count += len(batch)
+                    yield from batch
+                    if not self.eof:
+                        self.fill()  # the rest is the start of a row: the next batch begins with it
+                    continue
             try:
                 value, end = decode(buf, skip(buf, self.pos).end())  # type: ignore[union-attr]
                 after_at = skip(buf, end).end()  # type: ignore[union-attr]
@@ -190,7 +223,13 @@ class _Reader:
                 after_at = self.pos
             self.pos = after_at + 1
             self.count += 1
-            yield value
+            if self.typed is None:
+                yield value
+            else:
+                if self.separator is None and after == ",":
+                    gap = skip(self.buf, self.pos).end()  # type: ignore[union-attr]
+                    self.separator = "}," + self.buf[self.pos : gap] + "{" if gap < len(self.buf) else None
+                yield self.typed.convert(value)
             if after == "]":
                 return
             if after != ",":
@@ -246,6 +285,7 @@ def json_rows(
     version_ok: Callable[[object], str | None],
     limit: int | None = None,
     on_member: OnMember | None = None,
+    typed: Typed | None = None,
 ) -> Iterator[Any]:
     """Each row of results.results in file order; errors once the wrapper shows it is wrong.
 
@@ -253,7 +293,7 @@ def json_rows(
     (SplitReached); `json_tail_rows` reads the rest. `on_member` is told every other member of the
     wrapper and of `results` as it is read (evalId, results.timestamp, config, metadata, ...).
     """
-    reader = _Reader(path, handle, limit)
+    reader = _Reader(path, handle, limit, typed)
     reader.fill()
     _check_text(path, reader)
     if reader.peek() != "{":
@@ -278,12 +318,14 @@ def json_rows(
         raise bad("results", MISSING, 'an object {"version": 3, "results": [...], ...}')
 
 
-def json_tail_rows(path: str, handle: ByteSource, start: int, on_member: OnMember | None = None) -> Iterator[Any]:
+def json_tail_rows(
+    path: str, handle: ByteSource, start: int, on_member: OnMember | None = None, typed: Typed | None = None
+) -> Iterator[Any]:
     """The rows of results.results from byte `start` (where a row begins) on, then the rest of the
     document checked as JSON (its members told to `on_member`, as by `json_rows`). Positions in errors
     are relative: on any problem, read the file whole."""
     handle.seek(start)
-    reader = _Reader(path, handle)
+    reader = _Reader(path, handle, typed=typed)
     reader.fill()
     if reader.peek() != "{":
         raise SplitUnsafe
@@ -314,34 +356,64 @@ def row_split(handle: IO[bytes], size: int) -> int | None:
     return None if at < 0 else size // 2 + at + len(separator) - 1
 
 
-def jsonl_rows(path: str, handle: ByteSource, limit: int | None = None) -> Iterator[tuple[int, Any]]:
+def _blocks(handle: ByteSource, limit: int | None) -> Iterator[bytes]:
+    """The file in blocks of whole lines (the last may lack its newline), up to byte `limit` (a line start)."""
+    rest, read = b"", 0
+    while True:
+        size = CHUNK if limit is None else min(CHUNK, limit - read)
+        data = handle.read(size) if size > 0 else b""
+        read += len(data)
+        if not data:
+            yield from [rest] if rest else []
+            return
+        end = data.rfind(b"\n") + 1
+        if end == 0:
+            rest += data  # a line longer than the chunk
+            continue
+        yield rest + data[:end]
+        rest = data[end:]
+
+
+def jsonl_rows(
+    path: str, handle: ByteSource, limit: int | None = None, typed: Typed | None = None
+) -> Iterator[tuple[int, Any]]:
     """(line number, row) for each non-blank line of a JSONL file, up to byte `limit` (a line start)
     of the handle. Line numbers count from the handle's position."""
-    offset = 0
-    rows = 0
-    for number, raw in enumerate(handle, 1):
-        if limit is not None and offset >= limit:
-            break
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise _utf8_error(path, offset + error.start) from None
-        offset += len(raw)
-        if number == 1:
-            line = line.removeprefix("\ufeff")
-        if not line.strip():
+    offset = number = rows = 0
+    for block in _blocks(handle, limit):
+        lines = block.count(b"\n") + (not block.endswith(b"\n"))
+        found = None
+        if typed is not None:
+            try:
+                found = typed.one.decode_lines(block)
+            except _REFUSED:
+                pass  # line by line below: the exact error, or json's reading of what msgspec refuses
+        if found is not None and len(found) == lines:  # no blank line: the n-th row is the n-th line
+            yield from zip(range(number + 1, number + lines + 1), found, strict=True)
+            number, offset, rows = number + lines, offset + len(block), rows + lines
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            cut = " (the file ends mid-row: the eval did not finish writing it)" if not raw.endswith(b"\n") else ""
-            msg = (
-                f"{path}: line {number} is not valid JSON at column {error.colno} ({error.msg}){cut}; "
-                "each line of a promptfoo -o results.jsonl file is one row object"
-            )
-            raise NotJson(msg) from None
-        rows += 1
-        yield number, row
+        for raw in io.BytesIO(block):
+            number += 1
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise _utf8_error(path, offset + error.start) from None
+            offset += len(raw)
+            if number == 1:
+                line = line.removeprefix("\ufeff")
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                cut = " (the file ends mid-row: the eval did not finish writing it)" if not raw.endswith(b"\n") else ""
+                msg = (
+                    f"{path}: line {number} is not valid JSON at column {error.colno} ({error.msg}){cut}; "
+                    "each line of a promptfoo -o results.jsonl file is one row object"
+                )
+                raise NotJson(msg) from None
+            rows += 1
+            yield number, row if typed is None else typed.convert(row)
     if not rows:
         msg = f"{path}: file is empty; the eval did not finish writing it, re-run `npx promptfoo eval -o {path}`"
         raise ResultsError(msg)

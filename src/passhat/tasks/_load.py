@@ -1,5 +1,8 @@
-"""Load and validate tasks: ``tasks/<id>/{task.yaml, repo/, solution.patch}``.
+"""Load and validate tasks: ``tasks/<id>/{task.yaml, repo/ or base:, solution.patch, test.patch}``.
 
+The repository the agent starts from is either the task's frozen `repo/` folder or a commit of a git
+repository (`base: {git: PATH_OR_URL, commit: SHA}`, fetched by tasks._source). Loading never walks a
+git base's tree: its version is the commit plus a hash of task.yaml, solution.patch and test.patch.
 Every problem is one :class:`TaskError` naming the file, the field, the value and the fix.
 """
 
@@ -10,6 +13,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -36,7 +40,12 @@ _TYPE_NAMES = {"string": "a string", "number": "a number", "array": "a list", "o
 
 @dataclass(frozen=True)
 class Task:
-    """One validated task. Paths are absolute; ``version`` changes whenever task.yaml or repo/ changes."""
+    """One validated task. Paths are absolute; ``version`` changes whenever what the task is made of changes.
+
+    The agent's starting repository is ``repo`` (the frozen folder) or, when that is None, commit
+    ``base_commit`` of the git repository ``base_git`` (an absolute path or a URL); tasks._source
+    exports either. ``test_patch`` is applied by the tests grader only, never shown to the agent.
+    """
 
     id: str
     description: str
@@ -52,11 +61,10 @@ class Task:
     language: str | None = None
     network: tuple[str, ...] = ()  # host:port a confined trial may reach besides the model API
     limits: dict[str, int] | None = None  # overrides of the provider config's limits (passhat.trial._limits)
-
-    @property
-    def repo(self) -> Path:
-        """The frozen repository the agent starts from."""
-        return self.dir / "repo"
+    repo: Path | None = None  # the frozen repo/ folder, or None for a git base
+    base_git: str | None = None
+    base_commit: str | None = None
+    test_patch: Path | None = None
 
 
 def load_task(path: str | Path) -> Task:
@@ -77,18 +85,21 @@ def load_task(path: str | Path) -> Task:
             f"set `id: {folder.name}` or rename the folder"
         )
         raise TaskError(msg)
-    repo = folder / "repo"
-    if not repo.is_dir():
-        msg = f"{file}: the task has no repo/ folder ({repo}); put the repository the agent starts from there"
-        raise TaskError(msg)
-    solution_name = data.get("solution", "solution.patch")
-    solution = (folder / solution_name).resolve()
-    if not solution.is_relative_to(folder) or not solution.is_file():
-        msg = (
-            f"{file}: field 'solution': {solution_name!r} is not a file inside the task folder ({solution}); "
-            "add the reference patch (`git diff --cached --binary` at the repo root) or fix the field"
-        )
-        raise TaskError(msg)
+    solution_name, test_name = data.get("solution", "solution.patch"), data.get("test_patch", "test.patch")
+    solution, test_patch = _task_file(folder, solution_name), _task_file(folder, test_name)
+    if solution is None:
+        raise _no_file(file, folder, "solution", solution_name)
+    if test_patch is None and "test_patch" in data:
+        raise _no_file(file, folder, "test_patch", test_name)
+    _check_lists(file, data["graders"])
+    extras = [("test.patch", test_patch.read_bytes())] if test_patch else []
+    start = _starting_point(file, folder, data)
+    if isinstance(start, Path):
+        repo, base_git, base_commit = start, None, None
+        version = _content_version(raw, repo, extras)
+    else:
+        (base_git, base_commit), repo = start, None
+        version = _git_version(base_commit, raw, solution.read_bytes(), extras)
 
     return Task(
         id=data["id"],
@@ -99,13 +110,93 @@ def load_task(path: str | Path) -> Task:
         solution=solution,
         graders=tuple(dict(g) for g in data["graders"]),
         dir=folder,
-        version=_content_version(raw, repo),
+        version=version,
         timeout_s=data.get("timeout_s"),
         tags=tuple(data.get("tags", ())),
         language=data.get("language"),
         network=tuple(data.get("network", ())),
         limits=dict(data["limits"]) if "limits" in data else None,
+        repo=repo,
+        base_git=base_git,
+        base_commit=base_commit,
+        test_patch=test_patch,
     )
+
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^[\w.-]+@[\w.-]+:")  # scheme://… or user@host:path (scp style)
+
+
+def _starting_point(file: Path, folder: Path, data: dict) -> Path | tuple[str, str]:
+    """The repo/ folder, or (repository, commit) of `base:`: exactly one of the two."""
+    repo, base = folder / "repo", data.get("base")
+    if base is None:
+        if not repo.is_dir():
+            msg = (
+                f"{file}: the task has no repo/ folder ({repo}); put the repository the agent starts from there, "
+                "or name a commit of a git repository: `base: {git: PATH_OR_URL, commit: SHA}`"
+            )
+            raise TaskError(msg)
+        return repo
+    if repo.exists() or repo.is_symlink():
+        msg = (
+            f"{file}: field 'base': {_show(base)} and the folder {repo} both say where the repository comes from; "
+            "keep one: remove repo/ or remove `base:`"
+        )
+        raise TaskError(msg)
+    where = base["git"]
+    if _URL.match(where):
+        return where, base["commit"]
+    path = (folder / os.path.expanduser(where)).resolve()
+    if not (path / ".git").exists() and not ((path / "HEAD").is_file() and (path / "objects").is_dir()):
+        msg = (
+            f"{file}: field 'base.git': {where!r} is not a git repository ({path}); give the path (relative to "
+            "the task folder) or the URL of the repository that holds base.commit"
+        )
+        raise TaskError(msg)
+    return str(path), base["commit"]
+
+
+def _task_file(folder: Path, name: str) -> Path | None:
+    path = (folder / name).resolve()
+    return path if path.is_relative_to(folder) and path.is_file() else None
+
+
+def _no_file(file: Path, folder: Path, field: str, name: str) -> TaskError:
+    fix = {
+        "solution": "add the reference patch (`git diff --cached --binary` at the repo root) or fix the field",
+        "test_patch": "add the patch of the test files the tests grader applies (`git diff --binary -- TESTS`) "
+        "or remove the field",
+    }[field]
+    return TaskError(
+        f"{file}: field '{field}': {name!r} is not a file inside the task folder ({(folder / name).resolve()}); {fix}"
+    )
+
+
+def _check_lists(file: Path, graders: list[dict]) -> None:
+    """Test lists (or `auto`) are read from a JUnit report: the grader must say where it is."""
+    for index, grader in enumerate(graders):
+        if grader["type"] != "tests" or not {"fail_to_pass", "pass_to_pass"} & grader.keys():
+            continue
+        if "junit" not in grader and "{junit}" not in grader["command"]:
+            msg = (
+                f"{file}: field 'graders[{index}]': fail_to_pass / pass_to_pass are read from a JUnit report, "
+                f"and command {grader['command']!r} names none; put {{junit}} where the report path goes "
+                "(e.g. `pytest --junitxml={junit}`) or name the file with `junit:`"
+            )
+            raise TaskError(msg)
+
+
+def task_test_patch(task_dir: str | Path) -> Path | None:
+    """The task's test.patch (the `test_patch:` field, else test.patch when present), reading task.yaml only.
+
+    For the tests grader, which runs once per trial: no validation, no walk of repo/."""
+    folder = Path(task_dir).resolve()
+    try:
+        data = yaml.safe_load((folder / "task.yaml").read_bytes())
+    except (OSError, yaml.YAMLError):
+        return None
+    name = data.get("test_patch", "test.patch") if isinstance(data, dict) else "test.patch"
+    return _task_file(folder, name) if isinstance(name, str) else None
 
 
 def load_tasks(root: str | Path, only: Sequence[str] | None = None) -> list[Task]:
@@ -196,6 +287,8 @@ def _describe(error: Any) -> str:
 def _pattern_hint(path: Sequence[str | int]) -> str:
     """The fix for a value that does not match its field's pattern, by field."""
     names = [part for part in path if isinstance(part, str)]
+    if "commit" in names:
+        return "give the full commit id (40 hex digits: `git rev-parse COMMIT` in the repository)"
     if "network" in names:
         return "write it as host:port, e.g. registry.npmjs.org:443"
     if "env" in names or "pass_env" in names:
@@ -215,14 +308,30 @@ def _show(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _content_version(task_yaml: bytes, repo: Path) -> str:
-    """Short sha256 over task.yaml and every file under repo/ (relative path, kind and bytes, sorted)."""
-    h = hashlib.sha256()
-
+def _feeder(h: Any) -> Any:
     def feed(name: str, kind: str, data: bytes) -> None:
         h.update(f"{name}\0{kind}\0{len(data)}\0".encode())
         h.update(data)
 
+    return feed
+
+
+def _git_version(commit: str, task_yaml: bytes, solution: bytes, extras: list[tuple[str, bytes]]) -> str:
+    """Short sha256 over the base commit, task.yaml, solution.patch and test.patch: no walk of the tree."""
+    h = hashlib.sha256()
+    feed = _feeder(h)
+    feed("base.commit", "commit", commit.encode())
+    feed("task.yaml", "file", task_yaml)
+    feed("solution", "file", solution)
+    for name, data in extras:
+        feed(name, "file", data)
+    return h.hexdigest()[:16]
+
+
+def _content_version(task_yaml: bytes, repo: Path, extras: list[tuple[str, bytes]]) -> str:
+    """Short sha256 over task.yaml, every file under repo/ (relative path, kind and bytes, sorted), test.patch."""
+    h = hashlib.sha256()
+    feed = _feeder(h)
     feed("task.yaml", "file", task_yaml)
     entries = []
     for dirpath, dirnames, filenames in os.walk(repo):
@@ -235,4 +344,6 @@ def _content_version(task_yaml: bytes, repo: Path) -> str:
             feed(rel, "symlink", os.readlink(p).encode())
         else:
             feed(rel, "exec" if p.stat().st_mode & 0o111 else "file", p.read_bytes())
+    for name, data in extras:  # after the tree: a task without test.patch keeps the version it had
+        feed(name, "file", data)
     return h.hexdigest()[:16]

@@ -248,6 +248,9 @@ def run_agent(
         max_turns=config.max_turns,
         max_budget_usd=config.max_budget_usd,
         setting_sources=list(config.setting_sources) if config.setting_sources is not None else [],
+        settings=str(config.settings) if config.settings else None,  # visible read-only in the sandbox
+        mcp_servers=dict(config.mcp_servers),
+        strict_mcp_config=True,  # only the servers the provider config names: never a repo's .mcp.json
         system_prompt=_system_prompt(config),
         stderr=lambda line: None,
     )

@@ -2,7 +2,8 @@
 
 With `isolation: bwrap` (the default where bwrap works) the CLI, and everything it starts,
   * never holds host root: when passhat runs as root, bwrap (as root) builds the view and the namespaces,
-    then `setpriv` drops to a uid of the trial's own (no capability, no group, nothing of root's); as
+    then `setpriv` drops to the uid of the task's base (never 0; no capability, no group, nothing of root's;
+    concurrent trials of one task share it, each in namespaces of its own); as
     another user bwrap makes a user namespace and drops every capability. /proc/sys is read-only;
   * has its own network namespace: nothing but its own loopback, where _inside.py's forwarder relays one
     port to passhat's model proxy outside (_proxy.py); own PID, IPC, UTS (hostname) and cgroup namespaces;
@@ -29,15 +30,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from passhat._errors import PasshatError, SandboxError
+from passhat._errors import PasshatError
 from passhat.trial._limits import Cgroups, Limits, chown_tree, make_cgroups
-from passhat.trial._proxy import DEFAULT_API, PLACEHOLDER_KEY, ModelProxy, Witness, credential_headers
+from passhat.trial._proxy import ModelProxy, Witness, inside_variables, model_proxy
 
 Isolation = Literal["auto", "bwrap", "none"]
 ISOLATIONS = ("auto", "bwrap", "none")
@@ -300,6 +300,21 @@ def trial_uid() -> int | None:
     return secrets.randbelow(2_000_000_000 - 1_000_000) + 1_000_000 if as_root() else None
 
 
+def tree_uid(tree: Path) -> int | None:
+    """The uid to run the agent's code in `tree` as (root only; None otherwise): the owner of the tree, which
+    is its base's uid (passhat.trial._sandbox.base_uid), so nothing is chowned. A tree passhat did not
+    prepare (owned by root or a login account) is given, whole, to a uid of its own instead."""
+    if not as_root():
+        return None
+    owner = os.lstat(tree).st_uid
+    if owner >= 1_000_000:
+        return owner
+    uid = trial_uid()
+    if uid is not None:
+        chown_tree(tree, uid=uid)
+    return uid
+
+
 @dataclass
 class Jail:
     """How run_agent confines the CLI (see _isolation.py): bwrap's view, the trial's uid, its limits, the
@@ -324,6 +339,7 @@ def open_jail(
     network: tuple[str, ...],
     cli_env: Callable[[dict[str, str]], dict[str, str]],
     cli: Path,
+    visible: tuple[Path, ...] = (),
 ) -> tuple[Jail, ModelProxy, dict[str, str]]:
     """A trial's jail in `sandbox` (work/, home/, tmp/ there): its uid, cgroups, model proxy and bwrap view.
 
@@ -333,18 +349,17 @@ def open_jail(
     and the CLI's environment."""
     workdir, home, tmp = (sandbox / name for name in ("work", "home", "tmp"))
     run = Path(tempfile.mkdtemp(prefix="passhat-run-"))  # short: a unix socket path has at most 107 bytes
-    upstream = endpoint.get("ANTHROPIC_BASE_URL") or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_API
-    proxy = ModelProxy(run / "model.sock", upstream, credential_headers(endpoint), network).start()
+    proxy = model_proxy(run / "model.sock", endpoint, network)
     local = f"http://127.0.0.1:{MODEL_PORT}"
-    variables = {"ANTHROPIC_BASE_URL": local, "ANTHROPIC_API_KEY": PLACEHOLDER_KEY, "NO_PROXY": "127.0.0.1,localhost"}
+    variables = {**inside_variables(endpoint, local), "NO_PROXY": "127.0.0.1,localhost"}
     if network:
         variables |= {"HTTPS_PROXY": local, "HTTP_PROXY": local}
     env = cli_env(variables)
-    uid = trial_uid()
+    uid = tree_uid(workdir)  # the base's uid: the work tree is an overlay on the base (or a copy) it owns
     if uid is not None:
-        chown_tree(workdir, home, tmp, run, uid=uid)  # run/ stays 0700: only the trial reaches its proxy
+        chown_tree(home, tmp, run, uid=uid)  # run/ stays 0700: only the trial reaches its proxy
     view = bwrap_arguments(
-        workdir, (workdir, home, tmp), hidden, env["PATH"], cli, exposed=(run,), tmpfs_mb=limits.tmpfs_mb
+        workdir, (workdir, home, tmp), hidden, env["PATH"], cli, exposed=(run, *visible), tmpfs_mb=limits.tmpfs_mb
     )
     jail = Jail(bwrap, view, uid, limits, run / "model.sock", proxy.witness, make_cgroups(limits), workdir)
     return jail, proxy, env
@@ -353,22 +368,3 @@ def open_jail(
 def write_arguments(path: Path, args: list[str]) -> None:
     """NUL-separated, as `bwrap --args FD` reads them (paths only, no secrets)."""
     path.write_bytes(b"".join(arg.encode() + b"\0" for arg in args))
-
-
-def reset_git_dir(workdir: Path, base: Path) -> None:
-    """Give the work dir the base's .git back before passhat runs git in it, outside the sandbox.
-
-    The agent's .git is its own to write: a `core.fsmonitor` or filter in its config, or a
-    `post-index-change` hook, would run on the host when passhat collects the patch. The patch is the
-    work tree against the base commit, so nothing of the agent's .git is needed; it is moved aside.
-    """
-    from passhat.trial._sandbox import copy_tree
-
-    git_dir = workdir / ".git"
-    try:
-        if os.path.lexists(git_dir):
-            os.replace(git_dir, workdir.parent / f"agent-git-{uuid.uuid4().hex[:8]}")
-    except OSError as error:
-        msg = f"moving the agent's .git out of {workdir} failed: {error}"
-        raise SandboxError(msg) from None
-    copy_tree(base / ".git", git_dir)

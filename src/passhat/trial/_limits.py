@@ -3,13 +3,16 @@
 Defaults below; `limits:` in the provider config overrides them, and `limits:` in a task.yaml overrides
 both for that task. How each is enforced:
 
-  processes    a cgroup's pids.max where passhat may create cgroups (root, v1 or v2), else RLIMIT_NPROC of
-               the trial's own uid (root: one uid per trial, so the count is the trial's own)
+  processes    a cgroup's pids.max where passhat may create cgroups (root, v1 or v2), and RLIMIT_NPROC of
+               the trial's uid (root: the uid of the task's base, which concurrent trials of that task share:
+               without cgroups their processes count together)
   memory_mb    a cgroup's memory limit (swap included where the kernel accounts it); without cgroups, none
   tmpfs_mb     the size of each private tmpfs: /tmp, /var/tmp, /dev/shm
   file_mb      the largest file the agent can write (RLIMIT_FSIZE): a 50 GB sparse file fails with EFBIG
   worktree_mb  the work tree's size (allocated blocks), checked every second during the run and before the
-  worktree_files  patch is collected: over it, the trial ends as an agent failure with `status: limit`
+  worktree_files  patch is collected: over it, the trial ends as an agent failure with `status: limit`. On an
+               overlay sandbox only what the trial wrote counts (the overlay's upper dir: new and changed
+               files, one entry per deletion), not the shared base under it; on a copy, the whole tree
   patch_mb     the largest patch passhat will collect and store
 
 Hitting a limit is the agent's failure (`status: limit`, the limit in the reason), never a host problem.
@@ -20,6 +23,7 @@ from __future__ import annotations
 import os
 import stat
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -163,13 +167,30 @@ def _undo(folders: list[Path]) -> Cgroups:
     return Cgroups([])
 
 
+_WRITTEN: dict[Path, Path] = {}  # an overlay work tree this process mounted → its upper dir
+
+
+def track_writes(work: Path, upper: Path | None) -> None:
+    """Record (or, with None, forget) where what is written in the overlay work tree `work` lands."""
+    if upper is None:
+        _WRITTEN.pop(work, None)
+    else:
+        _WRITTEN[work] = upper
+
+
+def written(work: Path) -> Path | None:
+    """The upper dir holding what was written in `work` when it is an overlay this process mounted, else None."""
+    return _WRITTEN.get(work)
+
+
 def tree_usage(root: Path, max_bytes: int, max_files: int) -> str | None:
     """Why the tree at root is over its limits, or None. Never follows a symlink; stops early when over.
 
-    Size is what the files occupy on disk (allocated blocks) or their length, whichever is larger, so a
-    sparse file counts at its full length."""
+    On an overlay work tree (`track_writes`) only its upper dir is walked: what the trial wrote. Size is
+    what the files occupy on disk (allocated blocks) or their length, whichever is larger, so a sparse
+    file counts at its full length."""
     total = files = 0
-    stack = [str(root)]
+    stack = [str(written(root) or root)]
     while stack:
         folder = stack.pop()
         try:
@@ -205,3 +226,48 @@ def chown_tree(*roots: Path, uid: int) -> None:
     except OSError as error:
         msg = f"giving {error.filename} to the trial's uid {uid} failed: {error.strerror}"
         raise SandboxError(msg) from None
+
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def chown_paths(root: Path, rels: Iterable[bytes], uid: int) -> None:
+    """Give `uid` each root/rel and every folder on the way there that is not its yet (what passhat wrote
+    into a tree: a patch applied, a file restored). Never through a symlink: each step is opened O_NOFOLLOW;
+    a missing path is skipped."""
+    for rel in rels:
+        parts = [part for part in rel.split(b"/") if part not in (b"", b".", b"..")]
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            for i, name in enumerate(parts):
+                try:
+                    info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    if info.st_uid != uid:
+                        os.chown(name, uid, uid, dir_fd=fd, follow_symlinks=False)
+                    if i == len(parts) - 1 or not stat.S_ISDIR(info.st_mode):
+                        break
+                    child = os.open(name, _DIR, dir_fd=fd)
+                except FileNotFoundError:
+                    break
+                except OSError as error:
+                    msg = f"giving {root / os.fsdecode(rel)} to the uid {uid} failed: {error.strerror}"
+                    raise SandboxError(msg) from None
+                os.close(fd)
+                fd = child
+        finally:
+            os.close(fd)
+
+
+def chown_written(work: Path, uid: int) -> None:
+    """Give `uid` whatever passhat wrote into `work` since it was made: on an overlay the upper dir's
+    entries (changed through the overlay, which then sees them), on a copy every entry not `uid`'s yet."""
+    upper = written(work)
+    top = os.fsencode(upper if upper is not None else work)
+    rels: list[bytes] = []
+    for folder, dirs, names in os.walk(top):  # does not descend into symlinks
+        here = os.path.relpath(folder, top)
+        for name in (*dirs, *names):
+            rel = name if here == b"." else os.path.join(here, name)
+            if upper is not None or os.lstat(os.path.join(top, rel)).st_uid != uid:
+                rels.append(rel)
+    chown_paths(work, rels, uid)

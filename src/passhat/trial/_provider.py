@@ -1,8 +1,8 @@
 """The Promptfoo provider: one Claude Code trial in a fresh sandbox per call.
 
 promptfooconfig.yaml:  providers: [{id: file://providers/claude_code.py, config: {...}}]
-Each call: base (cached) → sandbox copy → Claude Code → patch + transcript on disk →
-`output` (final text), `cost`, `tokenUsage`, `metadata` (the trial record, artifact paths).
+Each call: base (cached) → sandbox (an overlay on the base, or a copy) → Claude Code → patch + transcript
+on disk → `output` (final text), `cost`, `tokenUsage`, `metadata` (the trial record, artifact paths).
 An infrastructure failure returns Promptfoo's `error`, never a failed output.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import uuid
 from dataclasses import asdict, dataclass, replace
@@ -65,6 +64,9 @@ def _task(task_dir: Path) -> Task:
 def _inject_claude_md(source: Path, workdir: Path) -> bytes:
     content = source.read_bytes()
     (workdir / "CLAUDE.md").write_bytes(content)
+    if os.geteuid() == 0:  # the agent's, like the rest of the tree (owned by the base's uid)
+        owner = os.lstat(workdir)
+        os.lchown(workdir / "CLAUDE.md", owner.st_uid, owner.st_gid)
     return content
 
 
@@ -103,9 +105,16 @@ def _write_json(path: Path, payload: dict) -> None:
 def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
     from passhat.trial._agent import bundled_cli, cli_environment, run_agent
     from passhat.trial._config import model_endpoint, parse_config
-    from passhat.trial._isolation import confinement, open_jail, reset_git_dir, warn_if_unconfined
-    from passhat.trial._proxy import DEFAULT_API, EndpointHealth
-    from passhat.trial._sandbox import AgentTreeError, Outcome, collect_outcome, copy_tree, prepare_base
+    from passhat.trial._isolation import confinement, open_jail, warn_if_unconfined
+    from passhat.trial._proxy import EndpointHealth, upstream_url
+    from passhat.trial._sandbox import (
+        AgentTreeError,
+        Outcome,
+        close_sandbox,
+        collect_outcome,
+        open_sandbox,
+        prepare_base,
+    )
 
     config = parse_config(raw_config)
     confined = confinement(config.isolation)
@@ -140,10 +149,10 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
     proxy = jail = None
     try:
         base = prepare_base(task, config.state_dir / "cache")
-        copy_tree(base.path, workdir)
+        opened = open_sandbox(base.path, sandbox, base_git=base.path / ".git")  # an overlay on the base, or a copy
         injected = _inject_claude_md(config.claude_md, workdir) if config.claude_md else None
         endpoint = model_endpoint(config, task.id, repeat_index)
-        upstream = endpoint.get("ANTHROPIC_BASE_URL") or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_API
+        upstream = upstream_url(endpoint)
         health = EndpointHealth(config.state_dir, config.unreachable_after)
         if (refused := health.refuse(upstream)) is not None:
             return {
@@ -155,6 +164,7 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
             jail, proxy, env = open_jail(
                 confined.bwrap, sandbox, hidden, limits, endpoint, task.network,
                 lambda variables: cli_environment(config, home, tmp, workdir, variables), bundled_cli(),
+                config.visible,
             )  # fmt: skip
         else:
             env = cli_environment(config, home, tmp, workdir, endpoint)
@@ -163,9 +173,8 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
             health.record(upstream, jail.witness.unreachable())
         if injected is not None:
             _restore_claude_md(workdir, base.path, injected)
-        reset_git_dir(workdir, base.path)  # the agent's git config and hooks never run outside the sandbox
-        try:
-            outcome = collect_outcome(workdir, base, limits)
+        try:  # with the base's .git, never the agent's: its git config and hooks never run outside the sandbox
+            outcome = collect_outcome(workdir, base, limits, opened.upper, opened.git_dir)
         except AgentTreeError as error:
             outcome = Outcome(b"", ())
             status = "limit" if error.limit else "agent_crash"
@@ -180,8 +189,7 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
             proxy.stop()
         if jail is not None:
             jail.cgroups.remove()
-        if not config.keep_sandbox:
-            shutil.rmtree(sandbox, ignore_errors=True)
+        close_sandbox(sandbox, keep=config.keep_sandbox)  # unmounted; removed unless kept
     patch_path = trial_dir / "patch.diff"
     patch_path.write_bytes(outcome.patch)
     record = TrialRecord(

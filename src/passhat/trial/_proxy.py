@@ -150,7 +150,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _forward(self) -> None:
         proxy = self.server.proxy
-        if not self.path.startswith("/v1/"):
+        if not self.path.startswith(proxy.paths):
             self._refuse(403, "passhat: only the model API is reachable from a trial")
             return
         length = self.headers.get("content-length")
@@ -214,7 +214,14 @@ class ModelProxy:
     """Start with `start()`, stop with `stop()` (which removes the socket's folder, the proxy's own);
     `witness` holds what it saw."""
 
-    def __init__(self, socket_path: Path, upstream: str, credential: dict[str, str], network: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        socket_path: Path,
+        upstream: str,
+        credential: dict[str, str],
+        network: tuple[str, ...] = (),
+        paths: tuple[str, ...] = ("/v1/",),
+    ):
         parts = urlsplit(upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             msg = f"model URL {upstream!r}: expected http(s)://HOST[:PORT][/PATH]"
@@ -225,6 +232,7 @@ class ModelProxy:
         self.upstream_label = f"{parts.scheme}://{parts.hostname}:{self.port}"
         self.credential_headers = credential
         self.allowed_hosts = frozenset(network)
+        self.paths = paths  # the model API's request paths (api_paths): every other path is refused
         self.socket_path = socket_path
         self.witness = Witness()
         self._server: _Server | None = None
@@ -250,13 +258,53 @@ class ModelProxy:
             threading.Thread(target=_close, args=(server,), daemon=True).start()
 
 
+# The model variables of the real job (see _config.model_endpoint): credentials stay with the proxy, outside.
+_BEARER_VARS = ("ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "AWS_BEARER_TOKEN_BEDROCK")
+CREDENTIAL_VARS = (*_BEARER_VARS, "ANTHROPIC_API_KEY")
+URL_VARS = ("ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL", "ANTHROPIC_BASE_URL")
+
+
 def credential_headers(env: dict[str, str]) -> dict[str, str]:
-    """The upstream's credential from the endpoint variables (never passed into the sandbox)."""
-    if token := env.get("ANTHROPIC_AUTH_TOKEN"):
-        return {"authorization": f"Bearer {token}"}
+    """The upstream's credential from the endpoint variables (never passed into the sandbox): a bearer token
+    (a gateway token, an OAuth token of `claude setup-token`, a Bedrock API key) or an Anthropic API key."""
+    for name in _BEARER_VARS:
+        if token := env.get(name):
+            return {"authorization": f"Bearer {token}"}
     if key := env.get("ANTHROPIC_API_KEY"):
         return {"x-api-key": key}
     return {}
+
+
+def upstream_url(env: dict[str, str]) -> str:
+    """Where the model requests go: Bedrock's or Vertex's base URL in those modes, else ANTHROPIC_BASE_URL."""
+    return next((env[name] for name in URL_VARS if env.get(name)), DEFAULT_API)
+
+
+def api_paths(env: dict[str, str]) -> tuple[str, ...]:
+    """The request paths of the API the CLI speaks in this mode (relative to its base URL); the proxy refuses
+    every other path, e.g. Bedrock's control-plane `/inference-profiles` or another Vertex project."""
+    if env.get("CLAUDE_CODE_USE_BEDROCK") == "1":
+        return ("/model/",)
+    if env.get("CLAUDE_CODE_USE_VERTEX") == "1":
+        project, region = env.get("ANTHROPIC_VERTEX_PROJECT_ID", ""), env.get("CLOUD_ML_REGION", "")
+        return (f"/projects/{project}/locations/{region}/publishers/anthropic/models/",)
+    return ("/v1/",)
+
+
+def model_proxy(socket_path: Path, env: dict[str, str], network: tuple[str, ...] = ()) -> ModelProxy:
+    """The proxy of one trial for the endpoint variables `env` (started: `stop()` it)."""
+    return ModelProxy(socket_path, upstream_url(env), credential_headers(env), network, api_paths(env)).start()
+
+
+def inside_variables(env: dict[str, str], local: str) -> dict[str, str]:
+    """The model variables the CLI gets inside the sandbox: every base URL is the trial's own port (the proxy),
+    every credential a placeholder of the same kind, so the CLI still sends the requests of the real job (an
+    OAuth token: `authorization: Bearer` and the `oauth-2025-04-20` beta flag); the rest (Bedrock / Vertex
+    switches, region, project) as is."""
+    inside = {"ANTHROPIC_BASE_URL": local}
+    for name, value in env.items():
+        inside[name] = PLACEHOLDER_KEY if name in CREDENTIAL_VARS else local if name in URL_VARS else value
+    return inside
 
 
 # --- the endpoint's health across trials (issue: a dead endpoint must not cost hours of retries) ------

@@ -1,0 +1,109 @@
+"""Promptfoo's entry points, importable from the installed package: the provider, the one assertion of a trial's
+deterministic graders, one assertion per grader type, and the tests generator. A repository that uses passhat needs one small file (`passhat init` writes it):
+
+    # passhat_promptfoo.py
+    from passhat.promptfoo import *  # noqa: F403
+    generate_tests = tests_generator(__file__)
+
+promptfooconfig.yaml names that file as the provider (`id: file://passhat_promptfoo.py`, which calls
+`call_api`) and as the tests generator (`tests: file://passhat_promptfoo.py:generate_tests`); every test it
+generates names the same file again for its graders: `file:///abs/passhat_promptfoo.py:get_assert_graders` runs
+all of a task's deterministic graders (tests, files, diff-scope, health) in one process, and each judge has its
+own (`...:get_assert_rubric`); passhat.tasks._suite says why.
+
+Every assertion call is a fresh Python process (Promptfoo), so importing this module imports no stage:
+each function imports the one it needs when called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# grader `type` (task.yaml) → the function below that Promptfoo calls for it
+ASSERTIONS = {
+    "tests": "get_assert_tests",
+    "files": "get_assert_files",
+    "diff-scope": "get_assert_diff_scope",
+    "health": "get_assert_health",
+    "rubric": "get_assert_rubric",
+    "pairwise": "get_assert_pairwise",
+}
+
+ALL_GRADERS = "get_assert_graders"  # the one assertion of a task's deterministic graders
+
+__all__ = ["ALL_GRADERS", "ASSERTIONS", "call_api", "get_assert_graders", "tests_generator", *ASSERTIONS.values()]
+
+
+def call_api(prompt: str, options: dict, context: dict) -> dict:
+    """The provider: one trial of Claude Code in a fresh sandbox (passhat.trial)."""
+    from passhat.trial import call_api as run_trial
+
+    return run_trial(prompt, options, context)
+
+
+def _graded(grader_type: str, context: dict) -> dict:
+    from passhat.graders import grade_promptfoo
+
+    return grade_promptfoo(grader_type, context)
+
+
+def get_assert_graders(output: Any, context: dict) -> dict:
+    """Every deterministic grader of the trial (`config.graders`) in this one process, on one view of the trial:
+    a GradingResult with one component and one named score per grader."""
+    from passhat.graders._regrade import grade_all_promptfoo
+
+    return grade_all_promptfoo(context)
+
+
+def get_assert_tests(output: Any, context: dict) -> dict:
+    """The `tests` grader: the task's test command on base + the trial's patch."""
+    return _graded("tests", context)
+
+
+def get_assert_files(output: Any, context: dict) -> dict:
+    """The `files` grader: what the patch left in named files."""
+    return _graded("files", context)
+
+
+def get_assert_diff_scope(output: Any, context: dict) -> dict:
+    """The `diff-scope` grader: the patch touched only the paths it may."""
+    return _graded("diff-scope", context)
+
+
+def get_assert_health(output: Any, context: dict) -> dict:
+    """The `health` grader: the trial ended cleanly, within its turn and cost limits."""
+    return _graded("health", context)
+
+
+def get_assert_rubric(output: Any, context: dict) -> dict:
+    """The `rubric` grader: an LLM judge scores the trial on a rubric (passhat.judge)."""
+    from passhat.judge import rubric_promptfoo
+
+    return rubric_promptfoo(output, context)
+
+
+def get_assert_pairwise(output: Any, context: dict) -> dict:
+    """The `pairwise` grader: an LLM judge compares the trial with a reference, both orders (passhat.judge)."""
+    from passhat.judge import pairwise_promptfoo
+
+    return pairwise_promptfoo(output, context)
+
+
+def tests_generator(entry_file: str | Path, tasks_dir: str | Path = "tasks") -> Callable[..., list[dict]]:
+    """Promptfoo's `generate_tests` for the entry file `entry_file` (pass `__file__`): one test per folder in
+    `tasks_dir` (relative to the entry file's folder; `PASSHAT_TASKS=a,b` picks some), each grader an
+    assertion that calls `entry_file`'s `get_assert_graders` (deterministic graders) or `get_assert_<judge>`."""
+    entry = Path(entry_file).resolve()
+    tasks = entry.parent / tasks_dir
+
+    def generate_tests(config: dict | None = None) -> list[dict]:
+        """`config` is what a `tests: {path: ..., config: ...}` entry gives; nothing in it is read."""
+        from passhat.tasks import generate_tests as generate
+        from passhat.tasks._suite import ALL_DETERMINISTIC
+
+        names = {**ASSERTIONS, ALL_DETERMINISTIC: ALL_GRADERS}
+        return generate(tasks, lambda kind: f"file://{entry}:{names[kind]}")
+
+    return generate_tests

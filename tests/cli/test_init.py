@@ -1,0 +1,162 @@
+"""`passhat init [DIR]`: the files a repository needs to run passhat, the next commands as they work from where
+it ran, and never an overwritten file (everything checked before the first write, one error naming what exists)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+from conftest import ROOT, TASKS
+
+from passhat.cli import init, main
+
+WRITTEN = ["promptfooconfig.yaml", "passhat_promptfoo.py", "package.json", "tasks/README.md"]
+FAKE = {"PASSHAT_FAKE_MODEL_URL": f"http://passhat:{'0' * 64}@127.0.0.1:9"}
+
+
+@pytest.fixture
+def repo(tmp_path):
+    folder = tmp_path / "team-repo"
+    folder.mkdir()
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    return folder
+
+
+def tree(folder) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(folder).parts
+    }
+
+
+def test_init_writes_the_files_and_prints_the_next_commands(repo, monkeypatch, capsys):
+    monkeypatch.chdir(repo)
+    assert main(["init"]) == 0
+    out = capsys.readouterr().out
+    assert sorted(tree(repo)) == sorted([*WRITTEN, ".gitignore"])
+    assert (repo / ".gitignore").read_text() == "# passhat\n.passhat/\nnode_modules/\n"
+    config = yaml.safe_load((repo / "promptfooconfig.yaml").read_text())
+    assert config["providers"][0]["id"] == "file://passhat_promptfoo.py"
+    assert config["tests"] == "file://passhat_promptfoo.py:generate_tests"
+    next_lines = out.split("Next:\n")[1].splitlines()[:3]
+    assert [line.split("  #")[0].strip() for line in next_lines] == [
+        "npm install",
+        "passhat task from-commit . COMMIT --id ID",
+        "npx promptfoo eval --repeat 10 -o results.json && passhat report results.json",
+    ]
+    assert "export PASSHAT_FAKE_MODEL_URL=$(cat .passhat/model.url)" in out
+
+
+def test_package_json_pins_the_promptfoo_and_node_passhat_runs_with():
+    ours = json.loads((ROOT / "package.json").read_text())["dependencies"]
+    theirs = json.loads(init.package_json())["dependencies"]
+    assert theirs == {"node": ours["node"], "promptfoo": ours["promptfoo"]}
+
+
+def test_the_written_entry_file_is_what_promptfoo_calls(repo, monkeypatch, capsys):
+    """Loaded as Promptfoo loads it (by path): the provider, every grader, and tests naming this file."""
+    monkeypatch.delenv("PASSHAT_TASKS", raising=False)
+    assert main(["init", str(repo)]) == 0
+    shutil.copytree(TASKS / "py-median", repo / "tasks" / "py-median")
+    spec = importlib.util.spec_from_file_location("passhat_promptfoo", repo / "passhat_promptfoo.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert callable(module.call_api)
+    [test] = module.generate_tests()
+    for assertion in test["assert"]:
+        path, function = assertion["value"].removeprefix("file://").split(":")
+        assert path == str(repo / "passhat_promptfoo.py") and callable(getattr(module, function))
+
+
+def test_passhat_validate_accepts_what_init_wrote(repo, monkeypatch, capsys):
+    assert main(["init", str(repo)]) == 0
+    capsys.readouterr()
+    for name, value in FAKE.items():
+        monkeypatch.setenv(name, value)
+    assert main(["validate", str(repo / "promptfooconfig.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "provider claude-code: config ok" in out and "ok: ready to run" in out
+
+
+@pytest.mark.parametrize("existing", [*WRITTEN, "tasks"], ids=lambda name: name)
+def test_an_existing_file_stops_init_before_it_writes_anything(repo, capsys, existing):
+    (repo / existing).parent.mkdir(exist_ok=True)
+    (repo / existing).write_text("theirs\n")
+    before = tree(repo)
+    assert main(["init", str(repo)]) == 2
+    err = capsys.readouterr().err
+    assert tree(repo) == before  # nothing written, .gitignore included
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"{repo / existing} already exists; init overwrites nothing and wrote nothing" in err
+    assert "move it aside, or run `passhat init SUBFOLDER`" in err
+
+
+def test_every_existing_file_is_named_at_once(repo, capsys):
+    for name in ("promptfooconfig.yaml", "package.json"):
+        (repo / name).write_text("theirs\n")
+    assert main(["init", str(repo)]) == 2
+    err = capsys.readouterr().err
+    assert f"{repo / 'promptfooconfig.yaml'}, {repo / 'package.json'} already exist;" in err
+    assert "move them aside" in err
+
+
+def test_a_gitignore_that_is_not_a_file_stops_init_before_it_writes_anything(repo, capsys):
+    (repo / ".gitignore").mkdir()
+    assert main(["init", str(repo)]) == 2
+    assert f"init: {repo / '.gitignore'}: not a regular file; init adds .passhat/, node_modules/ to it" in (
+        capsys.readouterr().err
+    )
+    assert tree(repo) == {}
+
+
+def test_no_such_folder(tmp_path, capsys):
+    assert main(["init", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err
+    assert f"init {tmp_path / 'nope'}: no such folder; create it" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param("build/\nnode_modules", "build/\nnode_modules\n# passhat\n.passhat/\n", id="no-final-newline"),
+        pytest.param(".passhat\nnode_modules/\n", None, id="has-both"),
+    ],
+)
+def test_gitignore_gains_only_the_lines_it_lacks(repo, capsys, before, after):
+    (repo / ".gitignore").write_text(before)
+    assert main(["init", str(repo)]) == 0
+    assert (repo / ".gitignore").read_text() == (after or before)
+    assert (".gitignore (+" in capsys.readouterr().out) == bool(after)
+
+
+def test_from_a_parent_folder_the_commands_start_with_cd_and_name_the_repository(repo, monkeypatch, capsys):
+    """A node project has its own package.json: init goes into a folder of its own, e.g. evals/."""
+    (repo / "evals").mkdir()
+    monkeypatch.chdir(repo)
+    assert main(["init", "evals"]) == 0
+    lines = capsys.readouterr().out.split("Next:\n")[1].splitlines()
+    assert lines[0].strip() == "cd evals"
+    assert lines[2].split("  #")[0].strip() == "passhat task from-commit .. COMMIT --id ID"
+    assert "    passhat task from-commit .. COMMIT --id ID" in (repo / "evals" / "tasks" / "README.md").read_text()
+
+
+def test_outside_a_git_repository_the_command_says_repo(tmp_path):
+    assert "passhat task from-commit REPO COMMIT" in init.next_commands(tmp_path, tmp_path)[1]
+
+
+def test_it_says_which_python_promptfoo_must_run_when_path_finds_another(tmp_path, monkeypatch):
+    other = tmp_path / "bin"
+    other.mkdir()
+    (other / "python3").write_text("#!/bin/sh\n")
+    (other / "python3").chmod(0o755)
+    monkeypatch.setenv("PATH", str(other))
+    assert init._python_note() == f"promptfoo must run this passhat's Python: export PROMPTFOO_PYTHON={sys.executable}"
+    monkeypatch.setenv("PATH", os.pathsep.join([os.path.dirname(sys.executable), str(other)]))
+    assert init._python_note() is None
