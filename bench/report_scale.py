@@ -208,6 +208,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.keep and args.dir is None:
         parser.error("--keep needs --dir")
+    if args.dir is not None:
+        args.dir.mkdir(parents=True, exist_ok=True)
 
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         folder = (

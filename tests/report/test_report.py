@@ -373,7 +373,6 @@ def test_trial_fields(tmp_path: Path) -> None:
         cost_usd=0.25,
         turns=9,
         latency_ms=2500.0,
-        metadata={"task_id": "fix-typo", "num_turns": 9, "repeat_index": 2},
         tier=None,
         duration_ms=2500.0,  # latencyMs
         clean_exit=None,  # no is_error / status in the metadata

@@ -187,7 +187,7 @@ def batch_from_results(path: str | Path) -> EvalBatch:
 
 def _version(trial: Trial, judge_version: str | None) -> str | None:
     """The judge_version a trial's own judge (else its metadata) names for a metric; None when it names none."""
-    named = judge_version or trial.metadata.get("judge_version")
+    named = judge_version or trial.judge_version
     return None if named is None or named == "" else str(named)
 
 
@@ -221,8 +221,7 @@ def _judge_components(raw: dict) -> dict[str, dict]:
 def _score_row(
     eval_id: str, index: int, trial: Trial, metric: str, score: float | None, judge_version: str | None = None
 ) -> ScoreRow:
-    meta = trial.metadata
-    judge = judge_version or meta.get("judge_version")
+    judge = judge_version or trial.judge_version
     return ScoreRow(
         eval_id=eval_id,
         task=trial.task,
@@ -233,9 +232,9 @@ def _score_row(
         score=score,
         passed=None if trial.infra_error else trial.passed,
         judge_version="none" if judge is None or judge == "" else str(judge),
-        model=_text(meta.get("model")),
-        transcript_path=_text(meta.get("transcript_path")),
-        patch_path=_text(meta.get("patch_path")),
+        model=_text(trial.model),
+        transcript_path=_text(trial.transcript_path),
+        patch_path=_text(trial.patch_path),
         # Optional extras, shown when explaining drift; read defensively while Trial is being extended.
         cost_usd=getattr(trial, "cost_usd", None),
         turns=getattr(trial, "turns", None),

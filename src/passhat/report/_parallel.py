@@ -23,6 +23,7 @@ from passhat.results._provenance import collector
 from passhat.results._rows import iter_trials, iter_trials_part
 from passhat.results._scan import row_split
 
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
 PARALLEL_BYTES = 64 << 20  # below this, forking costs more than it saves
 
 
@@ -34,11 +35,24 @@ def fold_file(path: str | Path, progress: Progress | None = None, wrapper: dict[
     million short-lived rows are built costs ~15% of the read (the forked child inherits the setting)."""
     collecting = gc.isenabled()
     gc.disable()
+    _keep_freed_memory()
     try:
         return _fold_file(str(path), progress, wrapper)
     finally:
         if collecting:
             gc.enable()
+
+
+def _keep_freed_memory() -> None:
+    """Ask glibc's malloc to keep the few-MB blocks a read frees and hand them out again, instead of unmapping
+    each and faulting fresh pages in for the next chunk (~1 CPU-s of kernel time per million rows, ~6% of the
+    wall). It costs nothing when files are small; elsewhere than glibc it does nothing."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (AttributeError, OSError):
+        return
+    mallopt(_M_MMAP_THRESHOLD, 64 << 20)  # blocks below 64 MB come from the heap...
+    mallopt(_M_TRIM_THRESHOLD, 256 << 20)  # ...which keeps up to 256 MB of freed memory for reuse
 
 
 def _fold_file(path: str, progress: Progress | None, wrapper: dict[str, Any] | None) -> Groups:

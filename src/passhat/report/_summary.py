@@ -144,8 +144,7 @@ class _Group:
             self.cut_off.append(trial.test_index)
         self.judged += trial.judged
         self.scripted += trial.scripted_model
-        model = trial.metadata.get("model")
-        if isinstance(model, str) and model:
+        if type(model := trial.model) is str and model:
             self.models.add(model)
         if trial.infra_error:
             self.errors += 1

@@ -1,0 +1,304 @@
+"""One Promptfoo row (decoded by msgspec into `_schema.Row`) into a checked Trial.
+
+Everything is checked here, at the boundary; bad input raises ResultsError naming the file, the field, the
+value and the fix. The checks run once per row (a million rows in a big eval): cheap type tests first, and
+a field's path (at + where) is only put together when there is an error to report.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from passhat._errors import ResultsError
+from passhat.judge._status import unscored_by_judge
+from passhat.results._interrupted import cut_off
+from passhat.results._scan import MISSING as _MISSING
+from passhat.results._schema import (
+    NO_META,
+    NO_RESPONSE,
+    NO_TEST_CASE,
+    NO_TEST_META,
+    Grading,
+    Meta,
+    Response,
+    Row,
+    TestCase,
+    TestMeta,
+)
+
+RERUN = (
+    "re-run `npx promptfoo eval -o results.json` with the promptfoo pinned in package.json (0.123) and pass that file"
+)
+_FAILURE_REASONS = {0: "ok", 1: "assertion failed", 2: "error"}
+
+
+class Trial(msgspec.Struct, frozen=True, gc=False):
+    """One Promptfoo row: a task run once by one provider. (A msgspec Struct, not a dataclass: a million
+    of them are built for a big report, ~6x faster.)
+
+    `duration_ms` is the row's latencyMs, else the provider's metadata duration_ms / durationMs.
+    `clean_exit` is the run's health, not its outcome: metadata is_error is false and status is
+    "ok", each checked when present; None when the provider reports neither.
+    `cost_usd` is None when the cost is unknown (see `_cost`): never a made-up $0.
+    `model`, `judge_version`, `transcript_path`, `patch_path`: the provider's metadata fields of those names,
+    response.metadata's over the row's (a null there hides the row's, as when the two objects are merged).
+    """
+
+    task: str
+    provider: str
+    repeat_index: int | None
+    passed: bool
+    infra_error: bool
+    error: str | None
+    cost_usd: float | None
+    turns: int | None
+    latency_ms: float | None
+    tier: str | None
+    duration_ms: float | None
+    clean_exit: bool | None
+    unscored: bool = False  # an LLM judge could not be read after its retries: neither passed nor failed
+    judged: bool = False  # an LLM judge graded this row (it reports the named score judge_unscored)
+    scripted_model: bool = False  # metadata scripted_model is true: the scripted model, its dollars not real
+    test_index: int | None = None  # promptfoo's testIdx: its (test, repeat) step, the same in every provider's row
+    interrupted: bool = False  # promptfoo's error row for a call it cut off on Ctrl+C (see _interrupted)
+    # The rest of the metadata anything reads, as the provider set it (None when missing):
+    model: Any = None  # the report lists the models per task; history stores it
+    judge_version: Any = None  # history keys judged scores by it
+    transcript_path: Any = None  # history links them when it explains drift
+    patch_path: Any = None
+
+
+def _show(value: object) -> str:
+    if value is _MISSING or value is UNSET:
+        return "missing"
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def bad(path: str, field: str, value: object, expected: str, fix: str = RERUN) -> ResultsError:
+    return ResultsError(f"{path}: {field} is {_show(value)}; expected {expected}; {fix}")
+
+
+def _object(path: str, at: str, where: str, value: object) -> dict[str, Any]:
+    """An optional object: missing or null reads as {}."""
+    if type(value) is dict:
+        return value
+    if value is None:
+        return {}
+    raise bad(path, at + where, value, "an object or null")
+
+
+def _meta(path: str, at: str, where: str, value: object) -> Meta:
+    """An optional metadata object (decoded as Meta): missing or null reads as an empty one."""
+    if type(value) is Meta:
+        return value
+    if value is None:
+        return NO_META
+    raise bad(path, at + where, value, "an object or null")
+
+
+def _number(path: str, at: str, where: str, value: object) -> float | None:
+    kind = type(value)  # exact types: a bool is not a number here
+    if kind is float:
+        if math.isfinite(value):  # type: ignore[arg-type]
+            return value  # type: ignore[return-value]
+    elif kind is int:
+        return float(value)  # type: ignore[arg-type]
+    elif value is None:
+        return None
+    raise bad(path, at + where, value, "a finite number or null")
+
+
+Sources = tuple[tuple[str, Meta], ...]  # (where, metadata), first match wins
+
+
+def _first(sources: Sources, name: str) -> tuple[str, Any]:
+    """The first non-null `name` among the metadata sources, and which source (its field path is
+    at + where + "." + name)."""
+    for where, source in sources:
+        value = getattr(source, name, None)
+        if value is not None and value is not UNSET:
+            return where, value
+    return "", None
+
+
+def _count(path: str, at: str, meta: Sources, name: str, value: object) -> int | None:
+    if value is None or (type(value) is int and value >= 0):
+        return value
+    raise bad(
+        path, f"{at}{_first(meta, name)[0]}.{name}", value, "a non-negative integer", "fix the provider that sets it"
+    )
+
+
+def _task_id(path: str, at: str, row: Row, meta: Sources, task: object) -> str:
+    if task is not None:
+        if type(task) is not str or not task:
+            raise bad(path, f"{at}{_first(meta, 'task_id')[0]}.task_id", task, "a non-empty string",
+                      "fix the provider that sets it")  # fmt: skip
+        return task
+    test_case = row.testCase
+    if type(test_case) is not TestCase:
+        _object(path, at, ".testCase", test_case)  # null, or an error
+        test_case = NO_TEST_CASE
+    description = test_case.description
+    if isinstance(description, str) and description:
+        return description
+    where, vars_value = ".vars", row.vars
+    if vars_value is None:
+        where, vars_value = ".testCase.vars", test_case.vars
+    return json.dumps(_object(path, at, where, vars_value), sort_keys=True)
+
+
+def _provider(path: str, at: str, value: object) -> str:
+    if type(value) is dict:
+        for name in ("label", "id"):
+            name_value = value.get(name)
+            if type(name_value) is str and name_value:
+                return name_value
+        raise bad(path, f"{at}.provider", value, "a non-empty string `label` or `id`")
+    if isinstance(value, str) and value:
+        return value
+    raise bad(path, f"{at}.provider", value, 'an object {"id": ..., "label": ...}')
+
+
+def _cost(path: str, at: str, row: Row, response: Response, meta: Sources, infra: bool) -> float | None:
+    """The trial's cost in USD when it is known, else None.
+
+    Known: the provider's own metadata `cost_usd` when it sets that field (passhat's provider does, null when
+    the CLI reported no cost); else the row's `cost` (or response.cost) — except 0 on an infra-error row,
+    which is Promptfoo's placeholder for an error, not a price.
+    """
+    if meta[0][1].cost_usd is not UNSET or meta[1][1].cost_usd is not UNSET:
+        value = _pick(meta[0][1].cost_usd, meta[1][1].cost_usd)
+        if type(value) is float and math.isfinite(value):
+            return value  # (the common case, without putting the field's name together)
+        return _number(path, at, f"{_first(meta, 'cost_usd')[0]}.cost_usd", value)
+    cost = _number(path, at, ".cost", row.cost)
+    if cost is None:
+        cost = _number(path, at, ".response.cost", response.cost)
+    return None if infra and cost == 0 else cost
+
+
+def _unscored(row: Row) -> bool:
+    """`unscored_by_judge` of the row, shown the parts it reads as dicts (a judged row only: others say no early)."""
+    named = row.namedScores
+    if not named or (type(named) is dict and "judge_unscored" not in named):
+        return False
+    grading: Any = row.gradingResult
+    if isinstance(grading, Grading):  # what judge._status reads of it: componentResults (and theirs)
+        components = grading.componentResults
+        if type(components) is msgspec.Raw:
+            components = msgspec.json.decode(components)
+        grading = {"componentResults": components}
+    return unscored_by_judge({"namedScores": named, "gradingResult": grading})
+
+
+def _pick(first: object, second: object) -> Any:
+    """The first non-null of a field in response.metadata, then the row's metadata (None if neither)."""
+    if first is None or first is UNSET:
+        return None if second is UNSET else second
+    return first
+
+
+def _over(first: object, second: object) -> Any:
+    """A field of response.metadata over the row's metadata, as `{**row_metadata, **response_metadata}` reads."""
+    value = second if first is UNSET else first
+    return None if value is UNSET else value
+
+
+def to_trial(path: str, at: str, row: object) -> Trial:
+    """The Trial of a row decoded into `_schema.Row` (anything else is not an object: an error)."""
+    if not isinstance(row, Row):
+        raise bad(path, at, row, "an object (one row per test and provider)")
+    success = row.success
+    if type(success) is not bool:
+        raise bad(path, f"{at}.success", success, "true or false")
+    reason = row.failureReason
+    if type(reason) is not int or reason not in _FAILURE_REASONS:
+        raise bad(path, f"{at}.failureReason", reason, "0 (ok), 1 (assertion failed) or 2 (error)")
+    error = row.error
+    if error is not None and type(error) is not str:
+        raise bad(path, f"{at}.error", error, "a string or null")
+
+    response = row.response
+    if type(response) is not Response:
+        _object(path, at, ".response", response)  # null, or an error
+        response = NO_RESPONSE
+    first = response.metadata
+    if type(first) is not Meta:
+        first = _meta(path, at, ".response.metadata", first)
+    second = row.metadata
+    if type(second) is not Meta:
+        second = _meta(path, at, ".metadata", second)
+    meta: Sources = ((".response.metadata", first), (".metadata", second))
+    turns_name, turns = "num_turns", _pick(first.num_turns, second.num_turns)
+    if turns is None:
+        turns_name, turns = "numTurns", _pick(first.numTurns, second.numTurns)
+    repeat = _pick(first.repeat_index, second.repeat_index)
+    latency = _number(path, at, ".latencyMs", row.latencyMs)
+    duration = latency
+    if duration is None:
+        for name in ("duration_ms", "durationMs"):
+            duration_where, duration = _first(meta, name)
+            if duration is not None:
+                duration = _number(path, at, f"{duration_where}.{name}", duration)
+                break
+    test_case = row.testCase
+    test_meta = test_case.metadata if type(test_case) is TestCase else None
+    if type(test_meta) is not TestMeta:
+        _object(path, at, ".testCase.metadata", test_meta)  # null, or an error
+        test_meta = NO_TEST_META
+    # A grader process killed (e.g. by Ctrl+C) is an outage of the grading, not the agent's failure:
+    # promptfoo records it as a failed assertion with this message. `passhat regrade` grades it again.
+    grader_crashed = reason == 1 and "Error running Python script" in (error or "")
+    infra_error = reason == 2 or grader_crashed
+    task = _pick(first.task_id, second.task_id)
+    if type(task) is not str or not task:
+        task = _task_id(path, at, row, meta, task)
+    provider = row.provider
+    if type(provider) is not dict or type(label := provider.get("label")) is not str or not label:
+        label = _provider(path, at, _MISSING if provider is UNSET else provider)
+    repeat_index = _count(path, at, meta, "repeat_index", repeat)
+    cost = _cost(path, at, row, response, meta, infra_error)
+    turns = _count(path, at, meta, turns_name, turns)
+    if (tier := _pick(first.tier, second.tier)) is None:
+        tier = test_meta.tier
+    if tier is not None and (type(tier) is not str or not tier):
+        where = _first((*meta, (".testCase.metadata", Meta(tier=test_meta.tier))), "tier")[0]
+        msg = "a non-empty string such as simple"
+        raise bad(path, f"{at}{where}.tier", tier, msg, "fix the task's tier in task.yaml")
+    is_error, status = _pick(first.is_error, second.is_error), _pick(first.status, second.status)
+    if type(is_error) is bool:
+        clean_exit: bool | None = not is_error and (status == "ok" if type(status) is str else True)
+    else:
+        clean_exit = status == "ok" if type(status) is str else None
+    named = row.namedScores
+    test_index = row.testIdx  # read only to place a cut-off row: anything but a count is ignored
+    return Trial(
+        task=task,
+        provider=label,
+        repeat_index=repeat_index,
+        passed=success and not infra_error,
+        infra_error=infra_error,
+        error=error,
+        cost_usd=cost,
+        turns=turns,
+        latency_ms=latency,
+        tier=tier,
+        duration_ms=duration,
+        clean_exit=clean_exit,
+        unscored=not infra_error and _unscored(row),
+        judged="judge_unscored" in (named or {}),
+        scripted_model=first.scripted_model is True or second.scripted_model is True,
+        test_index=test_index if type(test_index) is int and test_index >= 0 else None,
+        interrupted=reason == 2 and cut_off(reason, error, repeat),
+        model=_over(first.model, second.model),
+        judge_version=_over(first.judge_version, second.judge_version),
+        transcript_path=_over(first.transcript_path, second.transcript_path),
+        patch_path=_over(first.patch_path, second.patch_path),
+    )
