@@ -74,6 +74,15 @@ def write_plan(tasks: list[Task], repos: dict[str, Path], url: str, repeat: int,
     return plan
 
 
+def machine_cpu() -> float:
+    """CPU seconds the whole machine has spent busy (user, nice, system, irq, softirq: /proc/stat). Not this
+    process's children: a confined trial's processes run in their own pid namespace, and what bubblewrap's
+    init reaps there never reaches our rusage. So run this on an otherwise idle machine."""
+    with open("/proc/stat") as stat:
+        fields = [int(value) for value in stat.readline().split()[1:8]]
+    return (sum(fields[:3]) + fields[5] + fields[6]) / os.sysconf("SC_CLK_TCK")
+
+
 def run_loop(plan: Path, out: Path, env: dict[str, str]) -> float:
     started = time.perf_counter()
     subprocess.run(["bash", str(ROOT / "bench" / "seed_loop.sh"), str(plan), str(out)], env=env, check=True)
@@ -122,6 +131,7 @@ def main() -> int:
     env |= {"CLAUDE_CLI": str(bundled_cli()), "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1"}
     server = start_in_thread(ROOT / "tasks", "oracle")
     times: dict[str, list[float]] = {"passhat": [], "loop": []}
+    cpus: dict[str, list[float]] = {"passhat": [], "loop": []}  # the machine's busy CPU seconds during each path
     try:
         with tempfile.TemporaryDirectory(prefix="passhat-suite-bench-") as tmp:
             scratch = Path(tmp)
@@ -131,13 +141,19 @@ def main() -> int:
                 folder = scratch / f"round-{round_}"
                 folder.mkdir()
                 plan = write_plan(tasks, repos, server.url, repeat, folder, offset=1000 * round_)
+                cpu = machine_cpu()
                 loop = run_loop(plan, folder / "loop", env)
+                cpu, loop_cpu = machine_cpu(), machine_cpu() - cpu
                 state = scratch / "passhat-state"
                 ours = run_passhat(tasks, repeat, args.jobs, server.url, state, folder / "results.json", env)
+                ours_cpu = machine_cpu() - cpu
                 if round_:
                     times["loop"].append(loop)
                     times["passhat"].append(ours)
-                    print(f"round {round_}: passhat {ours:.1f} s, loop {loop:.1f} s", file=sys.stderr)
+                    cpus["loop"].append(loop_cpu)
+                    cpus["passhat"].append(ours_cpu)
+                    print(f"round {round_}: passhat {ours:.1f} s ({ours_cpu:.1f} CPU-s), "
+                          f"loop {loop:.1f} s ({loop_cpu:.1f} CPU-s)", file=sys.stderr)  # fmt: skip
     except BenchError as error:
         print(f"bench: {error}", file=sys.stderr)
         return 1
@@ -150,6 +166,8 @@ def main() -> int:
         "jobs": args.jobs,
         "passhat_s": times["passhat"],
         "loop_s": times["loop"],
+        "passhat_machine_cpu_s": cpus["passhat"],
+        "loop_machine_cpu_s": cpus["loop"],
         "ratio_median": passhat / loop,
         "target": TARGET,
     }
@@ -161,6 +179,11 @@ def main() -> int:
         print(f"  passhat (every grader on)  median {passhat:6.1f} s   rounds {times['passhat']}")
         print(f"  seed bash loop (serial)    median {loop:6.1f} s   rounds {times['loop']}")
         print(f"  ratio passhat/loop         {passhat / loop:.2f}   (target ≤ {TARGET})")
+        ours_cpu, loop_cpu, cores = statistics.median(cpus["passhat"]), statistics.median(cpus["loop"]), os.cpu_count()
+        print(f"  machine CPU-s passhat/loop {ours_cpu / loop_cpu:.2f}   (medians {ours_cpu:.1f} / {loop_cpu:.1f})")
+        # With every CPU busy, a suite can take no less than its CPU seconds / CPUs: the ratio's floor.
+        print(f"  floor at {cores} CPUs busy: the loop's own work {loop_cpu / cores / loop:.2f}, "
+              f"passhat's work {ours_cpu / cores / loop:.2f}")  # fmt: skip
     return 0
 
 
