@@ -20,7 +20,7 @@ PYTEST_ARGS ?=
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,ray]'  # ray: executor: ray and its e2e tests
 	touch $@
 
 node_modules/.installed: package.json package-lock.json

@@ -21,6 +21,12 @@ class ResultsError(PasshatError):
     """A Promptfoo results file cannot be read."""
 
 
+class GradingInfraError(PasshatError):
+    """The infrastructure could not grade a trial (its Ray cluster lost the grader's run, or cannot be reached):
+    neither a pass nor a fail. A Promptfoo assertion lets it raise, so Promptfoo records the row's grading as
+    `Error running Python script: ...`, which passhat's results reader counts as an infra error."""
+
+
 class SandboxError(Exception):
     """Preparing a base or a trial sandbox failed (an infrastructure error, not bad input)."""
 

@@ -15,6 +15,7 @@ import argparse
 import difflib
 import os
 import re
+import shlex
 import tempfile
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ from passhat._errors import PasshatError, yaml_position
 from passhat.cli._args import k_list
 
 if TYPE_CHECKING:
+    from passhat.tasks._load import Task
     from passhat.trial._config import ProviderConfig
 
 _PROVIDER_FILE = "providers/claude_code.py"
@@ -175,7 +177,7 @@ def validate(path: Path, repeat: int | None, largest_k: int | None) -> list[str]
         except PasshatError as error:
             raise PasshatError(f"{path}: provider {label!r}: {error}") from None
     lines = [f"provider {label}: config ok" for label, _ in providers]
-    tests = data.get("tests")
+    tests, tasks = data.get("tests"), []
     if isinstance(tests, str) and "promptfoo_tests.py" in tests:
         tasks_dir = (path.parent / tests.removeprefix("file://").split(":")[0]).parent
         tasks = load_tasks(tasks_dir)
@@ -183,6 +185,7 @@ def validate(path: Path, repeat: int | None, largest_k: int | None) -> list[str]
         from passhat.graders._judges import check_judges
 
         lines += [line for task in tasks for line in check_judges(task.dir, task.id, task.graders)]
+    lines += _grading(tasks)
     options_repeat = (data.get("evaluateOptions") or {}).get("repeat")
     repeat = repeat or options_repeat
     if largest_k and repeat is not None and repeat < largest_k:
@@ -197,6 +200,42 @@ def validate(path: Path, repeat: int | None, largest_k: int | None) -> list[str]
         lines.append(f"provider {label}: state dir {config.state_dir} writable")
         if warning := _deadline_warning(config):
             lines.append(f"warning: provider {label}: {warning}")
+        if config.executor.kind == "ray":  # every node runs a probe: passhat, git, the CLI, bwrap, setup's programs
+            from passhat.cluster import check_cluster
+
+            programs = tuple(sorted({shlex.split(task.setup)[0] for task in tasks if task.setup}))
+            try:
+                lines += check_cluster(config.executor, config.isolation != "none", programs)
+            except PasshatError as error:
+                raise PasshatError(f"{path}: provider {label!r}: {error}") from None
+    return lines
+
+
+def _grading(tasks: list[Task]) -> list[str]:
+    """Where the tests graders run (PASSHAT_GRADER_EXECUTOR, a grader's `executor:`); a cluster they use is probed."""
+    from passhat.cluster import Executor, check_cluster, grader_executor
+
+    found: dict[Executor, list[str]] = {}
+    for task in tasks:
+        for index, grader in enumerate(task.graders):
+            if grader["type"] == "tests":
+                try:
+                    executor = grader_executor(grader)
+                except PasshatError as error:
+                    raise PasshatError(f"{task.dir / 'task.yaml'}: graders[{index}]: {error}") from None
+                found.setdefault(executor, []).append(task.id)
+    if not tasks:
+        found[grader_executor({})] = []  # the environment's choice is checked all the same
+    lines = []
+    for executor, ids in found.items():
+        if executor.kind == "ray":
+            lines.append(f"tests graders{' of ' + ', '.join(ids) if ids else ''} run on the Ray cluster at "
+                         f"{executor.address}")  # fmt: skip
+            field = "their ray_address (the grader's `ray_address:`, else PASSHAT_RAY_ADDRESS, else auto)"
+            try:
+                lines += check_cluster(executor, need_bwrap=False, field=field)
+            except PasshatError as error:
+                raise PasshatError(f"tests graders with executor: ray: {error}") from None
     return lines
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from passhat._errors import PasshatError, SandboxError
+from passhat._errors import GradingInfraError, PasshatError, SandboxError
 from passhat.graders._auto import TestLists
 from passhat.graders._common import Grade
 from passhat.graders._diff_scope import grade_diff_scope
@@ -61,10 +61,13 @@ def _metadata(context: dict) -> dict:
 
 
 def grade_promptfoo(grader_type: str, context: dict) -> dict:
-    """Run one grader inside a Promptfoo python assertion; never raises into Promptfoo."""
+    """Run one grader inside a Promptfoo python assertion; raises into Promptfoo only GradingInfraError (the
+    cluster lost the grader's run: Promptfoo records an error, which passhat counts as an infra error)."""
     config = {**(context.get("config") or {}), "type": grader_type}
     try:
         result = grade(TrialOutcome.from_metadata(_metadata(context)), config)
+    except GradingInfraError:
+        raise
     except PasshatError as error:
         print(f"passhat grader {grader_type}: {error}", file=sys.stderr)
         result = Grade(False, 0.0, f"{grader_type} grader could not run: {error}")

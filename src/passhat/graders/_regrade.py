@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from passhat._errors import PasshatError, ResultsError
+from passhat._errors import GradingInfraError, PasshatError, ResultsError
 from passhat.graders._common import Grade, combined_result, component
 from passhat.trial._outcome import TrialOutcome
 
@@ -39,7 +39,9 @@ def _load(path: Path) -> dict:
 
 def grade_all_promptfoo(context: dict) -> dict:
     """Promptfoo's one assertion for a trial's deterministic graders (`config.graders`): one outcome, every
-    grader on it in this process; never raises into Promptfoo. A grader that cannot run fails with the reason."""
+    grader on it in this process. A grader that cannot run fails with the reason; only GradingInfraError (the
+    cluster lost a grader's run) is raised into Promptfoo, which records the row's grading as an error
+    (`Error running Python script`): an infra error to passhat's reader, never the agent's failure."""
     from passhat.graders import grade
 
     response = context.get("providerResponse") or {}
@@ -54,6 +56,8 @@ def grade_all_promptfoo(context: dict) -> dict:
         if isinstance(outcome, TrialOutcome):
             try:
                 return grade(outcome, grader)
+            except GradingInfraError:
+                raise
             except PasshatError as error:
                 problem = error
         print(f"passhat grader {grader['type']}: {problem}", file=sys.stderr)

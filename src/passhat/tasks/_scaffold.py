@@ -53,6 +53,8 @@ graders:                # the trial passes when every grader passes
     # protected: ["tests/**"]   # restored from the base before the command runs (default: test files)
     # env: {{TZ: UTC}}            # variables for the command (it gets none of passhat's environment)
     # pass_env: [JAVA_HOME]     # host variables passed through by name
+    # executor: ray             # run it as a Ray task on a cluster node (or PASSHAT_GRADER_EXECUTOR=ray for all);
+    # ray_address: 10.0.0.5:6379  #   the cluster (default PASSHAT_RAY_ADDRESS, else the trial's, else auto)
   - type: diff-scope    # the changed paths stay where the task allows
     deny: ["tests/**", "test/**", "**/test_*.py", "**/*.test.*"]
     # allow: ["src/**"]  # every changed path must match one of these

@@ -12,6 +12,7 @@ from typing import Literal, cast
 from urllib.parse import urlsplit
 
 from passhat._errors import PasshatError
+from passhat.cluster import EXECUTOR_KEYS, Executor, parse_executor
 from passhat.trial._isolation import ISOLATIONS, Isolation
 from passhat.trial._limits import Limits
 from passhat.trial._proxy import CREDENTIAL_VARS, DEFAULT_API, URL_VARS
@@ -122,6 +123,7 @@ class ProviderConfig:
     settings: Path | None = None  # a settings file for the CLI (--settings), visible read-only in the sandbox
     mcp_servers: dict[str, dict] = field(default_factory=dict)  # the only MCP servers the CLI starts
     visible: tuple[Path, ...] = ()  # host paths the CLI needs, made visible read-only in the sandbox
+    executor: Executor = field(default_factory=Executor)  # local, or each trial a Ray task (passhat.cluster)
 
     @property
     def artifacts_dir(self) -> Path:
@@ -312,7 +314,7 @@ def _positive(name: str, value: int) -> int:
 def parse_config(raw: dict) -> ProviderConfig:
     """Check every key before the first trial; one clear error otherwise."""
     for key, value in raw.items():
-        if key in _PROMPTFOO_KEYS:
+        if key in _PROMPTFOO_KEYS or key in EXECUTOR_KEYS:  # the executor's: parse_executor checks them
             continue
         if key not in _FIELDS:
             raise _bad(key, value, f"unknown field; known fields: {', '.join(sorted(_FIELDS))}")
@@ -330,12 +332,8 @@ def parse_config(raw: dict) -> ProviderConfig:
         raise _bad("permission_mode", mode, f"use one of {', '.join(_PERMISSION_MODES)}")
     isolation = raw.get("isolation", "auto")
     if isolation not in ISOLATIONS:
-        raise _bad(
-            "isolation",
-            isolation,
-            "use bwrap (confine each trial with bubblewrap), none (run unconfined) "
-            "or auto (bwrap where it works, the default)",
-        )
+        raise _bad("isolation", isolation, "use bwrap (confine each trial with bubblewrap), none (run "
+                   "unconfined) or auto (bwrap where it works, the default)")  # fmt: skip
     timeout_s = float(raw.get("timeout_s", 600))
     if timeout_s <= 0:
         raise _bad("timeout_s", timeout_s, "use a positive number of seconds")
@@ -375,6 +373,7 @@ def parse_config(raw: dict) -> ProviderConfig:
         settings=settings,
         mcp_servers=servers,
         visible=(*((settings,) if settings else ()), *server_files),
+        executor=parse_executor(raw),
     )
 
 

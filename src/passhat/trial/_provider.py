@@ -117,8 +117,6 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
     )
 
     config = parse_config(raw_config)
-    confined = confinement(config.isolation)
-    warn_if_unconfined(confined)
     variables = context.get("vars") or {}
     task_id = str(variables.get("task_id") or "")
     if not task_id:
@@ -134,6 +132,13 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
     workdir, home, tmp = sandbox / "work", sandbox / "home", sandbox / "tmp"
     scripted = bool(config.fake_model_url)  # the scripted model's dollars are not real money: reports say so
     where = {"task_id": task.id, "repeat_index": repeat_index, "status": "infra_error", "scripted_model": scripted}
+    if config.executor.kind == "ray":  # the whole trial as a Ray task on a cluster node (passhat.cluster)
+        from passhat.cluster import run_on_ray
+
+        raw = raw_config | ({"fake_model_url": config.fake_model_url} if config.fake_model_url else {})
+        return run_on_ray(run_trial, prompt, raw, context, config.executor, task, config.state_dir, where)
+    confined = confinement(config.isolation)
+    warn_if_unconfined(confined)
     try:
         for folder in (trial_dir, home, tmp):
             folder.mkdir(parents=True, exist_ok=True)
