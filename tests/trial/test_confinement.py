@@ -396,3 +396,18 @@ def test_the_deadline_kills_everything_in_a_confined_trial(tmp_path, fake_model)
     for group in map(int, (Path(response["metadata"]["trial_dir"]) / "cli.pid").read_text().split()):
         with pytest.raises(ProcessLookupError):
             os.killpg(group, 0)
+
+
+def test_a_venv_on_path_brings_the_folders_its_pth_files_add(tmp_path):
+    """A venv in a hidden or scratch folder (a checkout under /tmp or HOME) whose .pth file points at another
+    folder there: its python imports from that folder, so the sandbox shows it read-only (the rest stays hidden)."""
+    venv, shared, other = tmp_path / "venv", tmp_path / "shared-site", tmp_path / "not-named"
+    site = venv / "lib" / "python3.11" / "site-packages"
+    for folder in (venv / "bin", site, shared, other):
+        folder.mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text(f"home = {Path(os.__file__).parent}\n")
+    (site / "more.pth").write_text(f"# a comment\nimport sys\n{shared}\n{tmp_path / 'missing'}\n")
+    _isolation._needed.cache_clear()
+    view = dict(_isolation.mounts([], [], str(venv / "bin"), Path(os.__file__)))
+    assert view[shared.resolve()] == "expose"
+    assert other.resolve() not in view and (tmp_path / "missing") not in view

@@ -198,9 +198,24 @@ def _needed(path_env: str, cli: Path) -> tuple[Path, ...]:
                 key, _, value = line.partition("=")
                 if key.strip() == "home" and value.strip():
                     needed.append(_real(value.strip()).parent)  # the base interpreter's prefix
+            needed += _pth_folders(folder.parent)
         if folder.name == ".bin" and folder.parent.name == "node_modules":
             needed.append(folder.parent)
     return tuple(needed)
+
+
+def _pth_folders(venv: Path) -> list[Path]:
+    """The folders a venv's `.pth` files put on sys.path (a package installed from a folder elsewhere, another
+    environment's site-packages): its python imports from them, so a run in the sandbox must see them too."""
+    found = []
+    for pth in venv.glob("lib/python3*/site-packages/*.pth"):
+        for line in pth.read_text(errors="replace").splitlines():
+            line = line.strip()
+            if line and not line.startswith(("#", "import ", "import\t")):  # (an `import` line runs code: skipped)
+                folder = _real(pth.parent / line)
+                if folder.is_dir():
+                    found.append(folder)
+    return found
 
 
 def _within(path: Path, root: Path) -> bool:
