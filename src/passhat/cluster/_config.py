@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import difflib
 import importlib.util
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from passhat._errors import PasshatError
 
@@ -77,3 +78,27 @@ def parse_executor(raw: Mapping, names: Mapping[str, str] | None = None, subject
         raise bad("ray_memory_mb", memory, f"use the MB of memory Ray reserves per {subject}, a whole number (e.g. "
                   "4096)")  # fmt: skip
     return Executor("ray", address, float(cpus), memory)
+
+
+GRADER_EXECUTOR_ENV = "PASSHAT_GRADER_EXECUTOR"
+RAY_ADDRESS_ENV = "PASSHAT_RAY_ADDRESS"
+
+
+def grader_executor(config: Mapping[str, Any], trial_address: str | None = None, grader: str = "tests") -> Executor:
+    """Where a grader's run goes: the grader config's executor fields, else the environment's, else local.
+    `trial_address`: the cluster the trial ran on (its metadata), used when nothing else names one."""
+    raw = {key: config[key] for key in EXECUTOR_KEYS if key in config}
+    names = {key: f"{grader} grader field {key!r}" for key in raw}
+    if "executor" not in raw and (kind := os.environ.get(GRADER_EXECUTOR_ENV, "").strip()):
+        raw["executor"], names["executor"] = kind, f"environment variable {GRADER_EXECUTOR_ENV}"
+    if raw.get("executor") == "ray" and "ray_address" not in raw:
+        if address := os.environ.get(RAY_ADDRESS_ENV, "").strip():
+            raw["ray_address"], names["ray_address"] = address, f"environment variable {RAY_ADDRESS_ENV}"
+        elif trial_address:
+            raw["ray_address"], names["ray_address"] = trial_address, "the trial's metadata field 'ray_address'"
+    return parse_executor(raw, names, subject=f"{grader} grader run")
+
+
+def without_executor(config: Mapping[str, Any]) -> dict:
+    """The grader config as the node runs it: here, locally."""
+    return {key: value for key, value in config.items() if key not in EXECUTOR_KEYS}

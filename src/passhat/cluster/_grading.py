@@ -14,42 +14,19 @@ grading fault is always seen; `passhat regrade` grades such rows again without r
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from passhat._errors import GradingInfraError, PasshatError, SandboxError
-from passhat.cluster._config import EXECUTOR_KEYS, Executor, parse_executor
+from passhat.cluster._config import Executor
 from passhat.cluster._driver import ClusterError, _bundle, cause, connect
 from passhat.cluster._node import current_node, node_root, task_here
 
 if TYPE_CHECKING:
     from passhat.tasks._load import Task
 
-GRADER_EXECUTOR_ENV = "PASSHAT_GRADER_EXECUTOR"
-RAY_ADDRESS_ENV = "PASSHAT_RAY_ADDRESS"
 TaskFunction = Callable[..., Any]  # (task_dir, state_dir, *args) on the node
 _remote: list[Any] = []
-
-
-def grader_executor(config: Mapping[str, Any], trial_address: str | None = None, grader: str = "tests") -> Executor:
-    """Where a grader's run goes: the grader config's executor fields, else the environment's, else local.
-    `trial_address`: the cluster the trial ran on (its metadata), used when nothing else names one."""
-    raw = {key: config[key] for key in EXECUTOR_KEYS if key in config}
-    names = {key: f"{grader} grader field {key!r}" for key in raw}
-    if "executor" not in raw and (kind := os.environ.get(GRADER_EXECUTOR_ENV, "").strip()):
-        raw["executor"], names["executor"] = kind, f"environment variable {GRADER_EXECUTOR_ENV}"
-    if raw.get("executor") == "ray" and "ray_address" not in raw:
-        if address := os.environ.get(RAY_ADDRESS_ENV, "").strip():
-            raw["ray_address"], names["ray_address"] = address, f"environment variable {RAY_ADDRESS_ENV}"
-        elif trial_address:
-            raw["ray_address"], names["ray_address"] = trial_address, "the trial's metadata field 'ray_address'"
-    return parse_executor(raw, names, subject=f"{grader} grader run")
-
-
-def without_executor(config: Mapping[str, Any]) -> dict:
-    """The grader config as the node runs it: here, locally."""
-    return {key: value for key, value in config.items() if key not in EXECUTOR_KEYS}
 
 
 def call_here(function: TaskFunction, task: tuple[str, str, list[Any]], args: tuple) -> Any:
