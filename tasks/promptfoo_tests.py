@@ -1,11 +1,11 @@
 """Promptfoo test generator: `tests: file://tasks/promptfoo_tests.py:generate_tests`.
 
-One test per folder in tasks/ (set PASSHAT_TASKS=a,b to pick some); logic in passhat.tasks.
+One test per folder in tasks/ (set PASSHAT_TASKS=a,b to pick some); logic in passhat.graders.
 """
 
 from pathlib import Path
 
-from passhat.tasks import generate_tests as _generate
+from passhat.graders import generate_tests as _generate
 
 _HERE = Path(__file__).resolve().parent
 

@@ -1,5 +1,6 @@
-"""passhat.promptfoo: Promptfoo's entry points from the installed package — one function per grader type, the
-provider, and a tests generator whose assertions name the one entry file a repository holds."""
+"""passhat.promptfoo: Promptfoo's entry points from the installed package — the provider, one function for a task's
+deterministic graders, one for a grader of any kind, and a tests generator whose assertions name the one entry
+file a repository holds."""
 
 from __future__ import annotations
 
@@ -12,27 +13,27 @@ import sys
 from conftest import ROOT, TASKS
 
 import passhat.promptfoo as entry
-from passhat.graders import GRADERS
-from passhat.tasks._suite import ASSERTION_FILES, GRADERS_FILE
+from passhat.graders._suite import ALL_FILE, ONE_FILE
 
 
-def test_one_assertion_function_per_grader_type_and_one_for_all_deterministic_graders():
-    assert set(entry.ASSERTIONS) == set(GRADERS) == set(ASSERTION_FILES)
-    for name in [*entry.ASSERTIONS.values(), entry.ALL_GRADERS]:
+def test_two_assertion_functions_serve_every_grader_kind():
+    for name in [entry.ALL_GRADERS, entry.ONE_GRADER]:
         assert callable(getattr(entry, name)) and name in entry.__all__
 
 
 def test_the_repos_own_entry_files_are_the_same_functions():
     """providers/ and assertions/ are re-exports: the example suite and a user's repository run the same code."""
-    for grader_type, file_name in ASSERTION_FILES.items():
-        spec = importlib.util.spec_from_file_location(f"_entry_{grader_type}", ROOT / "assertions" / file_name)
+    for file_name, function in ((ALL_FILE, entry.get_assert_graders), (ONE_FILE, entry.get_assert_grader)):
+        spec = importlib.util.spec_from_file_location(f"_entry_{file_name[:-3]}", ROOT / "assertions" / file_name)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        assert module.get_assert is getattr(entry, entry.ASSERTIONS[grader_type])
-    spec = importlib.util.spec_from_file_location("_entry_graders", ROOT / "assertions" / GRADERS_FILE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    assert module.get_assert is entry.get_assert_graders
+        assert module.get_assert is function
+    assert sorted(p.name for p in (ROOT / "assertions").glob("*.py")) == sorted([ALL_FILE, ONE_FILE])
+
+
+def test_an_unknown_kind_in_a_hand_written_assertion_fails_it_saying_so():
+    result = entry.get_assert_grader("", {"config": {"type": "lnit"}})
+    assert result["pass"] is False and "'lnit' is not a passhat grader kind" in result["reason"]
 
 
 def test_importing_it_imports_no_stage():

@@ -1,5 +1,6 @@
 """Promptfoo's entry points, importable from the installed package: the provider, the one assertion of a trial's
-deterministic graders, one assertion per grader type, and the tests generator. A repository that uses passhat needs one small file (`passhat init` writes it):
+deterministic graders, an assertion of one grader of any kind, and the tests generator. A repository that uses
+passhat needs one small file (`passhat init` writes it):
 
     # passhat_promptfoo.py
     from passhat.promptfoo import *  # noqa: F403
@@ -8,8 +9,8 @@ deterministic graders, one assertion per grader type, and the tests generator. A
 promptfooconfig.yaml names that file as the provider (`id: file://passhat_promptfoo.py`, which calls
 `call_api`) and as the tests generator (`tests: file://passhat_promptfoo.py:generate_tests`); every test it
 generates names the same file again for its graders: `file:///abs/passhat_promptfoo.py:get_assert_graders` runs
-all of a task's deterministic graders (tests, files, diff-scope, health) in one process, and each judge has its
-own (`...:get_assert_rubric`); passhat.tasks._suite says why.
+all of a task's deterministic graders (tests, files, diff-scope, health, ...) in one process, and each judge has
+its own (`...:get_assert_grader`, the kind in its config); passhat.graders._suite says why.
 
 Every assertion call is a fresh Python process (Promptfoo), so importing this module imports no stage:
 each function imports the one it needs when called.
@@ -21,19 +22,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-# grader `type` (task.yaml) → the function below that Promptfoo calls for it
-ASSERTIONS = {
-    "tests": "get_assert_tests",
-    "files": "get_assert_files",
-    "diff-scope": "get_assert_diff_scope",
-    "health": "get_assert_health",
-    "rubric": "get_assert_rubric",
-    "pairwise": "get_assert_pairwise",
-}
-
 ALL_GRADERS = "get_assert_graders"  # the one assertion of a task's deterministic graders
+ONE_GRADER = "get_assert_grader"  # an assertion of one grader of any kind (a judge), its type in its config
 
-__all__ = ["ALL_GRADERS", "ASSERTIONS", "call_api", "get_assert_graders", "tests_generator", *ASSERTIONS.values()]
+__all__ = ["ALL_GRADERS", "ONE_GRADER", "call_api", "get_assert_grader", "get_assert_graders", "tests_generator"]
 
 
 def call_api(prompt: str, options: dict, context: dict) -> dict:
@@ -43,67 +35,32 @@ def call_api(prompt: str, options: dict, context: dict) -> dict:
     return run_trial(prompt, options, context)
 
 
-def _graded(grader_type: str, context: dict) -> dict:
-    from passhat.graders import grade_promptfoo
-
-    return grade_promptfoo(grader_type, context)
-
-
 def get_assert_graders(output: Any, context: dict) -> dict:
     """Every deterministic grader of the trial (`config.graders`) in this one process, on one view of the trial:
     a GradingResult with one component and one named score per grader."""
-    from passhat.graders._regrade import grade_all_promptfoo
+    from passhat.graders._live import grade_all_promptfoo
 
     return grade_all_promptfoo(context)
 
 
-def get_assert_tests(output: Any, context: dict) -> dict:
-    """The `tests` grader: the task's test command on base + the trial's patch."""
-    return _graded("tests", context)
+def get_assert_grader(output: Any, context: dict) -> dict:
+    """One grader, of the kind `config.type` names: a judge (rubric, pairwise) grades the live trial."""
+    from passhat.graders._live import grade_one_promptfoo
 
-
-def get_assert_files(output: Any, context: dict) -> dict:
-    """The `files` grader: what the patch left in named files."""
-    return _graded("files", context)
-
-
-def get_assert_diff_scope(output: Any, context: dict) -> dict:
-    """The `diff-scope` grader: the patch touched only the paths it may."""
-    return _graded("diff-scope", context)
-
-
-def get_assert_health(output: Any, context: dict) -> dict:
-    """The `health` grader: the trial ended cleanly, within its turn and cost limits."""
-    return _graded("health", context)
-
-
-def get_assert_rubric(output: Any, context: dict) -> dict:
-    """The `rubric` grader: an LLM judge scores the trial on a rubric (passhat.judge)."""
-    from passhat.judge import rubric_promptfoo
-
-    return rubric_promptfoo(output, context)
-
-
-def get_assert_pairwise(output: Any, context: dict) -> dict:
-    """The `pairwise` grader: an LLM judge compares the trial with a reference, both orders (passhat.judge)."""
-    from passhat.judge import pairwise_promptfoo
-
-    return pairwise_promptfoo(output, context)
+    return grade_one_promptfoo(output, context)
 
 
 def tests_generator(entry_file: str | Path, tasks_dir: str | Path = "tasks") -> Callable[..., list[dict]]:
     """Promptfoo's `generate_tests` for the entry file `entry_file` (pass `__file__`): one test per folder in
     `tasks_dir` (relative to the entry file's folder; `PASSHAT_TASKS=a,b` picks some), each grader an
-    assertion that calls `entry_file`'s `get_assert_graders` (deterministic graders) or `get_assert_<judge>`."""
+    assertion that calls `entry_file`'s `get_assert_graders` (deterministic graders) or `get_assert_grader`."""
     entry = Path(entry_file).resolve()
     tasks = entry.parent / tasks_dir
 
     def generate_tests(config: dict | None = None) -> list[dict]:
         """`config` is what a `tests: {path: ..., config: ...}` entry gives; nothing in it is read."""
-        from passhat.tasks import generate_tests as generate
-        from passhat.tasks._suite import ALL_DETERMINISTIC
+        from passhat.graders._suite import ALL, generate_tests
 
-        names = {**ASSERTIONS, ALL_DETERMINISTIC: ALL_GRADERS}
-        return generate(tasks, lambda kind: f"file://{entry}:{names[kind]}")
+        return generate_tests(tasks, lambda which: f"file://{entry}:{ALL_GRADERS if which == ALL else ONE_GRADER}")
 
     return generate_tests

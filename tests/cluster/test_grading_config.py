@@ -136,7 +136,7 @@ def test_bad_values_name_the_field_the_value_and_the_fix(monkeypatch, config, en
 
 
 def test_task_yaml_refuses_an_unknown_executor(task_copy):
-    from passhat.tasks import load_task
+    from passhat.graders import load_graded_task as load_task
 
     task_dir = task_copy("py-median")
     text = (task_dir / "task.yaml").read_text()
@@ -185,7 +185,7 @@ def _dead_port() -> int:
 
 def test_an_unreachable_cluster_is_an_infra_error_raised_into_promptfoo(tmp_path):
     """Not a failed grade: the one assertion raises, Promptfoo records `Error running Python script`."""
-    from passhat.graders._regrade import grade_all_promptfoo
+    from passhat.graders._live import grade_all_promptfoo
 
     patch = tmp_path / "patch.diff"
     patch.write_bytes((TASKS / "py-median" / "solution.patch").read_bytes())

@@ -139,7 +139,7 @@ def test_the_wheel_carries_what_a_user_needs(wheel_venv, tmp_path):
     assert Path(found["passhat"]).resolve().is_relative_to(package), found["passhat"]
     assert not Path(found["passhat"]).resolve().is_relative_to(ROOT)
     assert Path(found["rubric"]).resolve().is_relative_to(package), found["rubric"]
-    assert {"call_api", "tests_generator", "get_assert_tests", "get_assert_pairwise"} <= set(found["entries"])
+    assert {"call_api", "tests_generator", "get_assert_graders", "get_assert_grader"} <= set(found["entries"])
     version = _run([venv / "bin" / "passhat", "--version"], tmp_path)
     assert version.stdout.strip() == "passhat 0.1.0", version.stderr
 

@@ -10,7 +10,7 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-from passhat.graders import grade_promptfoo
+from passhat.graders._live import grade_one_promptfoo
 from passhat.tasks._load import load_task
 from passhat.trial._sandbox import collect_outcome, copy_tree, prepare_base
 
@@ -65,7 +65,7 @@ def make_trial(tmp_path: Path) -> Trial:
 
 
 def run(grader: dict, metadata: dict) -> dict:
-    return grade_promptfoo(grader["type"], {"config": grader, "providerResponse": {"metadata": metadata}})
+    return grade_one_promptfoo("", {"config": grader, "providerResponse": {"metadata": metadata}})
 
 
 def fix_add(work: Path) -> None:

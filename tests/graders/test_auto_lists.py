@@ -12,7 +12,7 @@ from calc_task import run as run_grader
 from git_task import PYTEST, TEST_ADD, TEST_BROKEN, TEST_FLAKY, make_git_task, make_origin
 
 from passhat.cli import main
-from passhat.graders import TestLists, compute_test_lists
+from passhat.graders import TestLists, compute_test_lists, load_graded_task
 from passhat.graders._auto import cache_file, classify
 from passhat.tasks import load_task
 from passhat.trial._sandbox import prepare_base
@@ -181,4 +181,4 @@ def test_auto_without_a_report_is_refused_at_load(tmp_path, command):
     origin, commit = make_origin(tmp_path / "origin")
     graders = f"  - type: tests\n    command: {command}\n    fail_to_pass: auto\n"
     with pytest.raises(TaskError, match=r"field 'graders\[0\]': fail_to_pass / pass_to_pass are read from a JUnit"):
-        load_task(make_git_task(tmp_path / "tasks", origin, commit, graders))
+        load_graded_task(make_git_task(tmp_path / "tasks", origin, commit, graders))

@@ -211,7 +211,7 @@ def test_several_grader_processes_of_one_trial_build_the_outcome_once(trial, tmp
         {"type": "tests", "command": PYTEST},
         {"type": "files", "checks": [{"path": "calc.py", "exists": True}]},
     ]
-    code = "import json, sys; from passhat.graders import grade_promptfoo as g; c = json.loads(sys.argv[1]); print(json.dumps(g(c['config']['type'], c)))"
+    code = "import json, sys; from passhat.graders._live import grade_one_promptfoo as g; c = json.loads(sys.argv[1]); print(json.dumps(g('', c)))"
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", code, json.dumps({"config": grader, "providerResponse": {"metadata": metadata}})],

@@ -16,7 +16,7 @@ import pytest
 from calc_task import CALC, JUNIT_TESTS, PYTEST, fix_add, make_trial, run
 
 from passhat._errors import TaskError
-from passhat.tasks._load import load_task
+from passhat.graders import load_graded_task
 
 SECRET = "sk-ant-FAKE-passhat-test-secret"
 
@@ -322,7 +322,7 @@ def test_env_and_pass_env_are_validated_with_the_task(tmp_path, fields, message)
         f"id: t\ndescription: d\ntier: simple\nprompt: p\ngraders:\n  - type: tests\n    command: x\n    {fields}\n"
     )
     with pytest.raises(TaskError, match=re.escape(f"task.yaml: {message}")):
-        load_task(folder)
+        load_graded_task(folder)
 
 
 @pytest.mark.parametrize(

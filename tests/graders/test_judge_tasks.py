@@ -1,9 +1,10 @@
 """The judge in the suite: the judged example task, check-task (the rubric is validated, the call skipped),
-the GRADERS entries used by regrade, the unscored status a report can count, and — e2e — a real
+the judge kinds' grade functions used by regrade, the unscored status a report can count, and — e2e — a real
 `promptfoo eval` whose rows carry the judge's named scores, judge_version and unscored flag."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -15,11 +16,11 @@ import yaml
 from conftest import ROOT, TASKS
 
 from passhat.cli import main
-from passhat.graders import GRADERS, TrialOutcome, check_judges, grade
+from passhat.graders import TrialOutcome, grade, grader_kinds, load_graded_task, preflight
 from passhat.graders._check import check_task
+from passhat.graders._suite import ONE_FILE, promptfoo_test
 from passhat.judge import RubricError, unscored_by_judge
 from passhat.tasks._load import load_task
-from passhat.tasks._suite import ASSERTION_FILES, promptfoo_test
 from passhat.trial._sandbox import prepare_base
 
 TASK = "write-changelog"
@@ -31,9 +32,8 @@ def test_the_judged_task_has_a_rubric_grader_beside_cheap_deterministic_ones():
     assert "rubric" in types and "tests" in types and "files" in types
     test = promptfoo_test(task, ROOT / "assertions")
     [judge] = [a for a in test["assert"] if a["config"].get("type") == "rubric"]
-    assert judge["value"].endswith("assertions/rubric_judge.py") and judge["metric"] == "judge"
-    assert ASSERTION_FILES["pairwise"] == "pairwise_judge.py"
-    assert (ROOT / "assertions" / ASSERTION_FILES["pairwise"]).is_file()
+    assert judge["value"].endswith(f"assertions/{ONE_FILE}") and judge["metric"] == "judge"
+    assert (ROOT / "assertions" / ONE_FILE).is_file()
 
 
 def test_check_task_validates_the_rubric_and_skips_the_call(tmp_path):
@@ -60,14 +60,14 @@ def test_check_task_says_why_a_broken_rubric_breaks_the_task(tmp_path, capsys):
     assert "field 'rubric': 'agent-outptu' not found" in err and "\n" not in err.strip()
 
 
-def test_check_judges_for_a_preflight():
+def test_judges_have_a_preflight():
     task = load_task(TASKS / TASK)
-    [line] = check_judges(task.dir, task.id, task.graders)
+    [line] = preflight([task])
     assert line.startswith("write-changelog: graders[4] rubric agent-output, judge_version ")
     with pytest.raises(
         RubricError, match=r"task\.yaml: graders\[0\]: rubric grader config: field 'rubric': 'x' not found"
     ):
-        check_judges(task.dir, task.id, [{"type": "rubric", "rubric": "x"}])
+        preflight([dataclasses.replace(task, graders=({"type": "rubric", "rubric": "x"},))])
 
 
 def test_the_task_schema_rejects_bad_judge_settings(tmp_path):
@@ -77,7 +77,7 @@ def test_the_task_schema_rejects_bad_judge_settings(tmp_path):
     data["graders"][-1]["max_attempts"] = 9
     (task / "task.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     with pytest.raises(Exception, match=r"graders\[4\]\.max_attempts"):
-        load_task(task)
+        load_graded_task(task)
 
 
 def test_graders_entry_judges_a_saved_outcome(fake_model, monkeypatch, tmp_path):
@@ -93,11 +93,11 @@ def test_graders_entry_judges_a_saved_outcome(fake_model, monkeypatch, tmp_path)
     assert solved.passed and solved.score == 1.0 and solved.reason.startswith("PASS: overall 1.000 >= 0.7")
     empty = grade(TrialOutcome(task.dir, base.path, b"", run), {"type": "rubric", "rubric": "agent-output"})
     assert not empty.passed and empty.score == 0.0  # nothing of the reference → failed everywhere
-    unscored = GRADERS["rubric"](
+    unscored = grader_kinds()["rubric"].grade(
         outcome, {"type": "rubric", "rubric": "agent-output", "fake_script": "judge-malformed"}
     )
     assert not unscored.passed and unscored.reason.startswith("UNSCORED: ")
-    pair = GRADERS["pairwise"](outcome, {"type": "pairwise"})
+    pair = grader_kinds()["pairwise"].grade(outcome, {"type": "pairwise"})
     assert pair.passed and pair.score == 0.5  # the same diff as the reference: a tie
 
 
@@ -134,11 +134,11 @@ def test_promptfoo_eval_carries_the_judges_scores_and_the_unscored_flag(fake_mod
             "vars": {"task_id": TASK, "task_dir": str(TASKS / TASK), "prompt": "Prepare release 1.3.0"},
             "metadata": {"task_id": TASK},
             "assert": [
-                {"type": "python", "value": f"file://{ROOT}/assertions/rubric_judge.py", "metric": "judge",
+                {"type": "python", "value": f"file://{ROOT}/assertions/grader.py", "metric": "judge",
                  "config": {"type": "rubric", "name": "judge", "rubric": "agent-output", "fake_script": "judge:0.8"}},
-                {"type": "python", "value": f"file://{ROOT}/assertions/rubric_judge.py", "metric": "broken",
+                {"type": "python", "value": f"file://{ROOT}/assertions/grader.py", "metric": "broken",
                  "config": {"type": "rubric", "name": "broken", "rubric": "agent-output", "fake_script": "judge-malformed"}},
-                {"type": "python", "value": f"file://{ROOT}/assertions/pairwise_judge.py", "metric": "pairwise",
+                {"type": "python", "value": f"file://{ROOT}/assertions/grader.py", "metric": "pairwise",
                  "config": {"type": "pairwise", "fake_script": "judge-first"}},
             ],
         }],

@@ -1,4 +1,4 @@
-"""The one Promptfoo assertion of a trial's deterministic graders (passhat.graders._regrade.grade_all_promptfoo):
+"""The one Promptfoo assertion of a trial's deterministic graders (passhat.graders._live.grade_all_promptfoo):
 every grader on one outcome in one process, one component and one named score per grader; and `passhat regrade`
 writing rows of the same shape."""
 
@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from calc_task import JUNIT_TESTS, fix_add, make_trial
 
-from passhat.graders._regrade import grade_all_promptfoo, graded_components
+from passhat.graders._live import grade_all_promptfoo
+from passhat.graders._regrade import graded_components
 from passhat.judge._status import grader_components
 from passhat.trial._outcome import TrialOutcome
 
@@ -57,7 +58,7 @@ def test_two_graders_of_one_metric_score_their_mean_and_weigh_two(trial):
 def test_the_outcome_is_built_once_and_graders_run_in_this_process(trial, tmp_path):
     metadata = trial(fix_add)
     code = (
-        "import json, sys; from passhat.graders._regrade import grade_all_promptfoo as g;"
+        "import json, sys; from passhat.graders._live import grade_all_promptfoo as g;"
         "print(json.dumps(g(json.loads(sys.argv[1]))))"
     )
     out = subprocess.run(

@@ -1,5 +1,5 @@
 """Direct scoring (grader type `rubric`) through the path a user takes: Promptfoo's python assertion
-(`assertions/rubric_judge.py`) → passhat.judge → the real anthropic client → the scripted judge.
+(`assertions/grader.py`, type rubric) → passhat.judge → the real anthropic client → the scripted judge.
 
 Arithmetic is written in the comments: overall = sum(weight x level value); pass = overall >= threshold.
 agent-output weights: instruction_following 0.30, completeness 0.25, tool_efficiency 0.20,
@@ -54,7 +54,7 @@ def judge_env(fake_model, monkeypatch):
 
 @pytest.fixture
 def rubric_judge():
-    return load_assertion("rubric_judge")
+    return load_assertion("grader")  # the entry of one grader of any kind: `rubric` in its config
 
 
 def judge_requests(server, task=TASK):

@@ -1,4 +1,4 @@
-"""Pairwise comparison (grader type `pairwise`) through `assertions/pairwise_judge.py` and the scripted judge:
+"""Pairwise comparison (grader type `pairwise`) through `assertions/grader.py` and the scripted judge:
 two passes with the positions swapped; a position-biased judge ends in TIE + position_bias, a consistent
 one names the right winner; N shuffles take a majority vote with agreement as the confidence."""
 
@@ -23,7 +23,7 @@ def judge_env(fake_model, monkeypatch):
 
 @pytest.fixture
 def pairwise_judge():
-    return load_assertion("pairwise_judge")
+    return load_assertion("grader")  # the entry of one grader of any kind: `pairwise` in its config
 
 
 def _patch(tmp_path, text: str):

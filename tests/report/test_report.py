@@ -146,6 +146,7 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         "tier", "pass_rate", "wilson_95", "clean_exit_rate", "health_reported", "mean_duration_ms",
         "p90_duration_ms", "runs_needed", "undefined_k", "unscored", "duplicate_repeats", "missing_repeats",
         "interrupted_repeats", "cost_known", "scripted_model", "models", "infra_error_reasons", "verdict",
+        "named_scores",
     }  # fmt: skip
     old = {key: value for key, value in add_tests.items() if key not in new_keys}
 
@@ -190,6 +191,7 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         "verdict": {"verdict": "not safe", "k": 3, "threshold": 0.9, "pass_hat_k": None, "passes": 1, "n": 2,
                     "ci_95": [pytest.approx(0.0945312**3, rel=1e-5), pytest.approx(0.9054688**3, rel=1e-5)],
                     "runs_to_decide": None},
+        "named_scores": {},  # the native SDK provider's rows carry no namedScores
     }  # fmt: skip
     # n=10, c=6. pass@3 = 1 - C(4,3)/C(10,3) = 1 - 4/120; pass^3 = C(6,3)/C(10,3) = 20/120.
     assert {key: value for key, value in bump.items() if key not in new_keys} == {

@@ -61,9 +61,15 @@ def report_figures(path: Path) -> dict:
     return figures
 
 
+ADDED_SINCE = ("named_scores",)  # per-task figures added after the capture: checked by tests of their own
+
+
 def check(name: str, make: Maker, folder: Path) -> None:
     expected = json.loads((EXPECTED / name).read_text(encoding="utf-8"))
     actual = report_figures(make(folder))
+    for task in actual.get("tasks", []):
+        for key in ADDED_SINCE:
+            task.pop(key)
     assert actual.keys() == expected.keys()
     for key in expected:  # one key at a time: a difference names the part of the report it is in
         assert actual[key] == expected[key], key

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from passhat._errors import TaskError
+from passhat.graders import grader_kinds, load_graded_task
 from passhat.tasks._load import Task, load_task, load_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -145,7 +146,7 @@ def test_version_changes_when_the_task_changes(task_copy, change):
 def test_bad_task(scenario, message):
     # every message starts with the file, then names the field and the value, then the fix
     with pytest.raises(TaskError, match=re.escape(f"{BAD / scenario / 'task.yaml'}: {message}")):
-        load_task(BAD / scenario)
+        load_graded_task(BAD / scenario)  # the task's fields (passhat.tasks), then its graders' (passhat.graders)
 
 
 HEAD = "id: t\ndescription: d\ntier: simple\nprompt: p\n"
@@ -173,12 +174,12 @@ TESTS = "graders: [{type: tests, command: x}]\n"
         ),
         pytest.param(
             HEAD + "graders: [{type: 3}]\n",
-            "field 'graders[0].type': 3 is not one of tests, files, diff-scope, health, rubric, pairwise",
+            "field 'graders[0].type': 3 is not a string; write it as a string",
             id="grader-type-not-a-string",
         ),
         pytest.param(
             HEAD + "graders: [{type: judge}]\n",
-            "field 'graders[0].type': 'judge' is not one of tests, files, diff-scope, health, rubric, pairwise; use one of those",
+            f"field 'graders[0].type': 'judge' is not one of {', '.join(grader_kinds())}; use one of those",
             id="unknown-grader-type",
         ),
         pytest.param(
@@ -204,7 +205,7 @@ def test_bad_task_yaml(tmp_path, yaml_text, message):
     (folder / "solution.patch").write_text("")
     (folder / "task.yaml").write_text(yaml_text)
     with pytest.raises(TaskError, match=re.escape(f"{folder / 'task.yaml'}: {message}")):
-        load_task(folder)
+        load_graded_task(folder)
 
 
 def test_every_grader_type_loads_as_written(tmp_path):
@@ -219,7 +220,7 @@ def test_every_grader_type_loads_as_written(tmp_path):
         + "  - type: diff-scope\n    deny: [tests/**]\n"
         + "  - type: health\n"
     )
-    task = load_task(folder)
+    task = load_graded_task(folder)
     assert task.graders == (
         {"type": "files", "checks": [{"path": "package.json", "key": "version", "equals": "1.2.4"}]},
         {"type": "tests", "command": "make test", "timeout_s": 60},

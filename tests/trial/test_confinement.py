@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT, TASKS
 
 from passhat._errors import PasshatError
-from passhat.graders import grade_promptfoo
+from passhat.graders._live import grade_one_promptfoo
 from passhat.tasks._load import load_task
 from passhat.trial import _git, _isolation, _sandbox
 from passhat.trial._agent import launcher
@@ -323,13 +323,15 @@ def test_editing_the_tests_to_pass_fails_the_tests_grader(tmp_path, fake_model):
     response = attack(tmp_path, fake_model, ["printf 'def test_nothing():\\n    pass\\n' > tests/test_median.py"])
     assert response["metadata"]["changed_paths"] == ["tests/test_median.py"]  # the edit itself is the agent's to make
     command = {"command": "python -m pytest -q -p no:cacheprovider"}
-    verdict = grade_promptfoo("tests", {"config": command, "providerResponse": response})
+    verdict = grade_one_promptfoo("", {"config": {**command, "type": "tests"}, "providerResponse": response})
     assert verdict["pass"] is False
     assert (
         "The patch touched protected test files (restored from the base before running): tests/test_median.py."
         in verdict["reason"]
     )
-    unprotected = grade_promptfoo("tests", {"config": {**command, "protected": []}, "providerResponse": response})
+    unprotected = grade_one_promptfoo(
+        "", {"config": {**command, "type": "tests", "protected": []}, "providerResponse": response}
+    )
     assert unprotected["pass"] is True  # without protected paths the tampered tests would pass
 
 

@@ -20,7 +20,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from passhat.tasks._load import load_task, load_tasks
+    from passhat.graders import load_graded_task as load_task
+    from passhat.graders import load_graded_tasks as load_tasks
 
     if args.all == bool(args.tasks):
         msg = "check-task: name task folders (passhat check-task tasks/<id>) or pass --all, not both or neither"

@@ -46,8 +46,8 @@ providers:
       # claude_md: contexts/terse.md   # compare context strategies as two providers
       # state_dir: .passhat            # cached bases, sandboxes, transcripts and patches (git-ignored)
 
-# One test per folder in tasks/; each task's graders (tests, files, diff-scope, health, rubric, pairwise) become
-# assertions that call {ENTRY}'s get_assert_<grader>.
+# One test per folder in tasks/; a task's deterministic graders (tests, files, diff-scope, health, ...) become one
+# assertion that calls {ENTRY}'s get_assert_graders, each judge (rubric, pairwise) one of get_assert_grader.
 tests: file://{ENTRY}:generate_tests
 
 evaluateOptions:
@@ -58,7 +58,7 @@ ENTRY_TEXT = '''\
 """passhat's Promptfoo entry points, written by `passhat init` (the code: passhat.promptfoo).
 
 promptfooconfig.yaml names this file as the provider (call_api) and the tests generator
-(generate_tests); each test names it again per grader (get_assert_tests, ...). The tasks
+(generate_tests); each test names it again for its graders (get_assert_graders, get_assert_grader). The tasks
 are the folders in tasks/ beside this file.
 """
 

@@ -370,9 +370,9 @@ def _write_task(args: argparse.Namespace, dest: Path, draft: Draft, split: Split
     folder) when the task is not valid."""
     from passhat._errors import SandboxError, TaskError
     from passhat.graders import compute_test_lists
+    from passhat.graders import load_graded_task as load_task
     from passhat.graders._check import check_task, describe
     from passhat.tasks._author import dump_yaml, task_data, task_yaml
-    from passhat.tasks._load import load_task
 
     (dest / "solution.patch").write_bytes(split.solution)
     (dest / "test.patch").write_bytes(split.tests)

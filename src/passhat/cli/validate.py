@@ -165,7 +165,7 @@ def _unwritable(folder: Path) -> str | None:
 
 def validate(path: Path, repeat: int | None, largest_k: int | None) -> list[str]:
     """Checked facts, one line each; raises PasshatError at the first problem."""
-    from passhat.tasks._load import load_tasks
+    from passhat.graders import load_graded_tasks as load_tasks
     from passhat.trial._config import parse_config
 
     data = _load_config(path)
@@ -182,9 +182,9 @@ def validate(path: Path, repeat: int | None, largest_k: int | None) -> list[str]
         tasks_dir = (path.parent / tests.removeprefix("file://").split(":")[0]).parent
         tasks = load_tasks(tasks_dir)
         lines.append(f"{len(tasks)} task(s) in {tasks_dir}: {', '.join(t.id for t in tasks)}")
-        from passhat.graders._judges import check_judges
+        from passhat.graders import preflight
 
-        lines += [line for task in tasks for line in check_judges(task.dir, task.id, task.graders)]
+        lines += preflight(tasks)
     lines += _grading(tasks)
     options_repeat = (data.get("evaluateOptions") or {}).get("repeat")
     repeat = repeat or options_repeat

@@ -1,5 +1,5 @@
 """What every grader returns: a Grade (pass, score, reason) that becomes a Promptfoo GradingResult; and the result
-of the one assertion that runs all of a trial's deterministic graders (passhat.tasks._suite says why)."""
+of the one assertion that runs all of a trial's deterministic graders (passhat.graders._suite says why)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """`passhat regrade RESULTS.json -o NEW.json`: rerun the graders on the saved outcomes of an
-earlier eval — no agent, no cost — and write a Promptfoo-shaped file `passhat report` reads.
-Also the live grading that file's rows come from: `grade_all_promptfoo`, Promptfoo's one assertion of a trial's
-deterministic graders, whose result regrade reproduces (`graded_components`).
+earlier eval — no agent, no cost — and write a Promptfoo-shaped file `passhat report` reads, in the shape
+live grading (graders._live) gives a row (`graded_components`).
 
 Graders come from each task's task.yaml as it is now (or from `--tasks-dir`), so a changed
 grader can be tried on old trials. Rows with infrastructure errors are kept as they were.
@@ -12,12 +11,14 @@ from __future__ import annotations
 import copy
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 
-from passhat._errors import GradingInfraError, PasshatError, ResultsError
+from passhat._errors import ResultsError
 from passhat.graders._common import Grade, combined_result, component
+from passhat.graders._live import grade
+from passhat.graders._settings import load_graded_task
+from passhat.graders._suite import ALL_FILE, ONE_FILE, deterministic, graders_assertion, judges
 from passhat.trial._outcome import TrialOutcome
 
 
@@ -37,70 +38,33 @@ def _load(path: Path) -> dict:
     return data
 
 
-def grade_all_promptfoo(context: dict) -> dict:
-    """Promptfoo's one assertion for a trial's deterministic graders (`config.graders`): one outcome, every
-    grader on it in this process. A grader that cannot run fails with the reason; only GradingInfraError (the
-    cluster lost a grader's run) is raised into Promptfoo, which records the row's grading as an error
-    (`Error running Python script`): an infra error to passhat's reader, never the agent's failure."""
-    from passhat.graders import grade
-
-    response = context.get("providerResponse") or {}
-    metadata = {**(context.get("metadata") or {}), **(response.get("metadata") or {})}
-    try:
-        outcome: TrialOutcome | PasshatError = TrialOutcome.from_metadata(metadata)
-    except PasshatError as error:
-        outcome = error
-
-    def graded(grader: dict) -> Grade:
-        problem = outcome
-        if isinstance(outcome, TrialOutcome):
-            try:
-                return grade(outcome, grader)
-            except GradingInfraError:
-                raise
-            except PasshatError as error:
-                problem = error
-        print(f"passhat grader {grader['type']}: {problem}", file=sys.stderr)
-        return Grade(False, 0.0, f"{grader['type']} grader could not run: {problem}")
-
-    graders = [dict(g) for g in (context.get("config") or {}).get("graders") or []]
-    return combined_result([component(graded(grader), grader) for grader in graders])
-
-
 def _judge_component(grade: Grade, grader: dict) -> dict:
-    from passhat.tasks._suite import ASSERTION_FILES
-
     part = component(grade, grader)
-    part["assertion"]["value"] = f"file://assertions/{ASSERTION_FILES[grader['type']]}"
+    part["assertion"]["value"] = f"file://assertions/{ONE_FILE}"
     return part
 
 
 def graded_components(outcome: TrialOutcome, graders: list[dict]) -> tuple[list[dict], list[dict]]:
     """(the row's componentResults as Promptfoo saves them, one component per grader): the deterministic graders'
     one assertion (its component, then flattened copies of its graders' components) and one per judge."""
-    from passhat.graders import grade
-    from passhat.tasks._suite import DETERMINISTIC, GRADERS_FILE, graders_assertion
-
-    deterministic = [g for g in graders if g["type"] in DETERMINISTIC]
-    parts = [component(grade(outcome, g), g) for g in deterministic]
+    combined = deterministic(graders)
+    parts = [component(grade(outcome, g), g) for g in combined]
     saved: list[dict] = []
-    if deterministic:
-        assertion = graders_assertion(deterministic, f"file://assertions/{GRADERS_FILE}")
+    if combined:
+        assertion = graders_assertion(combined, f"file://assertions/{ALL_FILE}")
         saved += [{**combined_result(parts), "assertion": assertion}, *(dict(part) for part in parts)]
-    judges = [_judge_component(grade(outcome, g), g) for g in graders if g["type"] not in DETERMINISTIC]
-    return saved + judges, parts + judges
+    graded_judges = [_judge_component(grade(outcome, g), g) for g in judges(graders)]
+    return saved + graded_judges, parts + graded_judges
 
 
 def regrade_row(row: dict, tasks_dir: Path | None) -> dict | None:
     """The row with fresh grading, in the shape `promptfoo eval` gives it today, or None when it cannot be
     regraded (infra error, no outcome)."""
-    from passhat.tasks._load import load_task
-
     metadata = (row.get("response") or {}).get("metadata") or {}
     if row.get("failureReason") == 2 or not metadata.get("patch_path"):
         return None
     task_dir = tasks_dir / metadata["task_id"] if tasks_dir else Path(metadata["task_dir"])
-    task = load_task(task_dir)
+    task = load_graded_task(task_dir)
     final_text = (row.get("response") or {}).get("output")
     outcome = TrialOutcome.from_metadata({**metadata, "task_dir": str(task.dir), "output": final_text})
     saved, per_grader = graded_components(outcome, [dict(g) for g in task.graders])

@@ -26,20 +26,22 @@ GRADER_ISOLATION_ENV = "PASSHAT_GRADER_ISOLATION"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-def _bad(field: str, value: object, fix: str) -> PasshatError:
-    return PasshatError(f"tests grader field {field!r}: {value!r}: {fix}")
+def _bad(kind: object, field: str, value: object, fix: str) -> PasshatError:
+    return PasshatError(f"{kind} grader field {field!r}: {value!r}: {fix}")
 
 
 def grader_env(config: Mapping[str, object], home: Path) -> dict[str, str]:
-    """The command's whole environment: the fixed few, then pass_env's host values, then env."""
+    """The command's whole environment: the fixed few, then pass_env's host values, then env (of `config`, an
+    item of task.yaml's graders: its `type` names it in a message)."""
+    kind = config.get("type", "tests")
     declared = config.get("env", {})
     passed = config.get("pass_env", [])
     if not isinstance(declared, Mapping) or not all(
         isinstance(k, str) and _NAME.match(k) and isinstance(v, str) for k, v in declared.items()
     ):
-        raise _bad("env", declared, 'give a mapping of variable names to strings, e.g. env: {TZ: "UTC"}')
+        raise _bad(kind, "env", declared, 'give a mapping of variable names to strings, e.g. env: {TZ: "UTC"}')
     if not isinstance(passed, list) or not all(isinstance(n, str) and _NAME.match(n) for n in passed):
-        raise _bad("pass_env", passed, "give a list of host variable names, e.g. pass_env: [JAVA_HOME]")
+        raise _bad(kind, "pass_env", passed, "give a list of host variable names, e.g. pass_env: [JAVA_HOME]")
     env = {
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "HOME": str(home),

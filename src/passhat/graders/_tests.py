@@ -187,38 +187,7 @@ def _resolve_auto(outcome: TrialOutcome, config: dict) -> dict:
     return resolved
 
 
-def grade_tests(outcome: TrialOutcome, config: dict) -> Grade:
-    """The grade, from a run here, or on a Ray node when the grader's executor is `ray` (passhat.cluster._grading):
-    the same steps there, on the node's own base of the same task version."""
-    from passhat.cluster import grader_executor, run_for_task, without_executor
-
-    executor = grader_executor(config, outcome.run.get("ray_address"))
-    if executor.kind == "local":
-        return _grade_here(outcome, without_executor(config))
-    from passhat.tasks import load_task
-
-    task = load_task(outcome.task_dir)
-    grade: Grade = run_for_task(grade_tests_on_node, task, (outcome.patch, without_executor(config)), executor)
-    return grade
-
-
-def grade_tests_on_node(task_dir: Path, state_dir: Path, patch: bytes, config: dict) -> Grade:
-    """The tests grader as a Ray task: the outcome rebuilt on this node (its base of the task, the shipped patch).
-    A base this node cannot build is the node's fault: GradingInfraError."""
-    from passhat._errors import GradingInfraError
-    from passhat.tasks import load_task
-    from passhat.trial._sandbox import prepare_base
-
-    task = load_task(task_dir)
-    try:
-        base = prepare_base(task, state_dir / "cache")
-    except (SandboxError, OSError) as error:
-        msg = f"infrastructure error: the tests grader of task {task.id} on Ray node {state_dir.parent.name}: {error}"
-        raise GradingInfraError(msg) from None
-    return _grade_here(TrialOutcome(task.dir, base.path, patch, CLEAN_RUN), config)
-
-
-def _grade_here(outcome: TrialOutcome, config: dict) -> Grade:
+def grade_here(outcome: TrialOutcome, config: dict) -> Grade:
     command = config["command"]
     timeout_s = float(config.get("timeout_s", DEFAULT_TIMEOUT_S))
     protected = tuple(config.get("protected", DEFAULT_PROTECTED))

@@ -3,9 +3,8 @@
 May import: passhat._errors only (the graders wrap the judge, the report summarizes it; never the reverse).
 Exports: the Promptfoo entries `rubric_promptfoo` / `pairwise_promptfoo`, the configs, verdicts and rubrics.
 
-`assertions/rubric_judge.py` and `assertions/pairwise_judge.py` call `rubric_promptfoo` /
-`pairwise_promptfoo`; `passhat.graders.GRADERS` holds `passhat.graders._judges`'s functions for
-check-task and regrade. Heavy imports (anthropic, jsonschema) happen at call time: every
+`assertions/grader.py` (a judge kind's `live`, passhat.graders.kinds) calls `rubric_promptfoo` /
+`pairwise_promptfoo`; the rubric and pairwise kinds' grade functions serve check-task and regrade. Heavy imports (anthropic, jsonschema) happen at call time: every
 Promptfoo assertion is a fresh process.
 """
 

@@ -61,6 +61,7 @@ def _task_data(s: TaskSummary, ks: Sequence[int], verdict_k: int, safe_at: float
         "scripted_model": bool(s.scripted),
         "models": list(s.models),
         "infra_error_reasons": [{"reason": reason, "count": count} for reason, count in s.infra_error_reasons],
+        "named_scores": dict(s.named_scores),  # mean per grader (and judge criterion) over the scored trials
         "verdict": verdict_of(s, verdict_k, safe_at),
     }
 

@@ -65,6 +65,7 @@ class TaskSummary:
     scripted: int = 0  # trials run against the scripted model: their dollars are not real
     models: tuple[str, ...] = ()  # metadata model of the trials
     repeats_seen: int | None = None  # 1 + the largest repeat index
+    named_scores: tuple[tuple[str, float], ...] = ()  # (grader or criterion, mean named score over the scored trials)
 
     @property
     def flaky(self) -> bool:
@@ -116,6 +117,7 @@ class _Group:
     cut_off: list[int | None] = field(default_factory=list)  # testIdx of each call cut off by Ctrl+C
     scripted: int = 0
     models: set[str] = field(default_factory=set)
+    named: dict[str, list[float]] = field(default_factory=dict)  # named score -> its values, scored trials
     COUNTS: ClassVar[tuple[str, ...]] = (
         "n",
         "passes",
@@ -166,6 +168,9 @@ class _Group:
         if trial.clean_exit is not None:
             self.health_reported += 1
             self.clean_exits += trial.clean_exit
+        for name, value in (trial.named_scores or {}).items():
+            if type(value) in (int, float) and math.isfinite(value):
+                self.named.setdefault(str(name), []).append(float(value))
 
     def summary(self, ks: Sequence[int], ci_width: float) -> TaskSummary:
         n, c = self.n, self.passes
@@ -201,6 +206,7 @@ class _Group:
             scripted=self.scripted,
             models=tuple(sorted(self.models)),
             repeats_seen=max(repeats) + 1 if repeats else None,
+            named_scores=tuple((name, math.fsum(v) / len(v)) for name, v in sorted(self.named.items())),
         )
 
 
@@ -242,6 +248,9 @@ def merge(first: Groups, second: Groups) -> Groups:
         into.reasons = into.reasons + group.reasons
         into.offsets = into.offsets + group.offsets
         into.models = into.models | group.models
+        into.named = {
+            name: into.named.get(name, []) + group.named.get(name, []) for name in {*into.named, *group.named}
+        }
     return merged
 
 

@@ -66,6 +66,7 @@ class Trial(msgspec.Struct, frozen=True, gc=False):
     scripted_model: bool = False  # metadata scripted_model is true: the scripted model, its dollars not real
     test_index: int | None = None  # promptfoo's testIdx: its (test, repeat) step, the same in every provider's row
     interrupted: bool = False  # promptfoo's error row for a call it cut off on Ctrl+C (see _interrupted)
+    named_scores: Any = None  # the row's namedScores (one per grader, judge criteria): the report's means read it
     # The rest of the metadata anything reads, as the provider set it (None when missing):
     model: Any = None  # the report lists the models per task; history stores it
     judge_version: Any = None  # history keys judged scores by it
@@ -297,6 +298,7 @@ def to_trial(path: str, at: str, row: object) -> Trial:
         scripted_model=first.scripted_model is True or second.scripted_model is True,
         test_index=test_index if type(test_index) is int and test_index >= 0 else None,
         interrupted=reason == 2 and cut_off(reason, error, repeat),
+        named_scores=named if type(named) is dict and named else None,
         model=_over(first.model, second.model),
         judge_version=_over(first.judge_version, second.judge_version),
         transcript_path=_over(first.transcript_path, second.transcript_path),

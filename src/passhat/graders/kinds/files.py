@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from passhat.graders._common import Grade
+from passhat.graders.kinds import GraderKind
 from passhat.trial._outcome import TrialOutcome
 from passhat.trial._paths import UnsafePathError, lstat_within, read_within
 
@@ -100,3 +101,34 @@ def grade_files(outcome: TrialOutcome, config: dict) -> Grade:
     if not problems:
         return Grade(True, 1.0, f"all {len(checks)} file checks hold")
     return Grade(False, held / len(checks), f"{held}/{len(checks)} file checks hold; " + "; ".join(problems))
+
+
+SETTINGS = {
+    "required": ["checks"],
+    "properties": {"checks": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/file_check"}}},
+    "$defs": {
+        "file_check": {
+            "type": "object",
+            "required": ["path"],
+            "additionalProperties": False,
+            "minProperties": 2,
+            "properties": {
+                "path": {"type": "string", "minLength": 1},
+                "exists": {"type": "boolean"},
+                "contains": {"type": "string"},
+                "not_contains": {"type": "string"},
+                "regex": {"type": "string"},
+                "key": {
+                    "description": "Dotted path into a JSON/YAML/TOML file, e.g. version or tool.poetry.version",
+                    "type": "string",
+                    "minLength": 1,
+                },
+                "equals": {},
+                "unchanged": {"type": "boolean"},
+            },
+            "dependentRequired": {"key": ["equals"], "equals": ["key"]},
+        }
+    },
+}
+
+KIND = GraderKind("files", grade_files, deterministic=True, settings=SETTINGS)

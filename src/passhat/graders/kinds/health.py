@@ -7,6 +7,7 @@ tracked as its own named score — never mistaken for success at the task.
 from __future__ import annotations
 
 from passhat.graders._common import Grade
+from passhat.graders.kinds import GraderKind
 from passhat.trial._outcome import TrialOutcome
 
 
@@ -30,3 +31,14 @@ def grade_health(outcome: TrialOutcome, config: dict) -> Grade:
     if problems:
         return Grade(False, 0.0, "unhealthy run: " + "; ".join(problems))
     return Grade(True, 1.0, f"clean exit ({run.get('num_turns')} turns, subtype {run.get('subtype')})")
+
+
+SETTINGS = {
+    "properties": {
+        "max_permission_denials": {"type": "integer", "minimum": 0, "default": 0},
+        "max_turns": {"type": "integer", "minimum": 1},
+        "max_cost_usd": {"type": "number", "exclusiveMinimum": 0},
+    },
+}
+
+KIND = GraderKind("health", grade_health, deterministic=True, settings=SETTINGS)

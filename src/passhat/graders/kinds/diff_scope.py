@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from passhat.graders._common import Grade, show_path
 from passhat.graders._globs import matches
+from passhat.graders.kinds import GraderKind
 from passhat.trial._outcome import TrialOutcome
 from passhat.trial._patch import patch_stats
 
@@ -33,3 +34,17 @@ def grade_diff_scope(outcome: TrialOutcome, config: dict) -> Grade:
     if problems:
         return Grade(False, 0.0, f"diff out of scope ({summary}): " + "; ".join(problems))
     return Grade(True, 1.0, f"diff in scope ({summary})")
+
+
+_GLOBS = {"type": "array", "items": {"type": "string", "minLength": 1}}
+SETTINGS = {
+    "anyOf": [{"required": [name]} for name in ("allow", "deny", "max_files", "max_lines")],
+    "properties": {
+        "allow": _GLOBS,
+        "deny": _GLOBS,
+        "max_files": {"type": "integer", "minimum": 0},
+        "max_lines": {"type": "integer", "minimum": 0},
+    },
+}
+
+KIND = GraderKind("diff-scope", grade_diff_scope, deterministic=True, settings=SETTINGS)

@@ -1,0 +1,119 @@
+"""A task's graders checked against their kinds (graders/kinds/): the type is a known one, the settings follow
+the kind's schema fragment and rules — with the task loader's messages (file, field, value, fix).
+
+Why here and not in passhat.tasks: tasks is the first stage and knows no grader; the schema of a grader's
+settings lives in its kind module, so the full task.yaml schema is assembled here at load time from
+schemas/task.schema.json (the task's own fields) and the kinds' fragments. A new kind's module is all it takes.
+`load_graded_task(s)` is what every command that grades or validates calls.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from passhat._errors import PasshatError, TaskError
+from passhat.graders.kinds import GraderKind, grader_kinds
+from passhat.tasks import Task, describe_schema_error, load_task, load_tasks
+
+_COMMON = {"type": {"type": "string"}, "name": {"type": "string", "minLength": 1}}
+
+
+def _summary(kind: GraderKind) -> str:
+    """The first paragraph of the kind module's docstring, on one line."""
+    doc = sys.modules[kind.grade.__module__].__doc__ or ""
+    return " ".join(doc.strip().split("\n\n")[0].split())
+
+
+def _item_schema(kind: GraderKind) -> dict[str, Any]:
+    settings = {key: value for key, value in kind.settings.items() if key != "$defs"}
+    properties = {**_COMMON, "type": {"const": kind.name}, **settings.pop("properties", {})}
+    required = ["type", *settings.pop("required", [])]
+    return {
+        "description": _summary(kind),
+        "type": "object",
+        "required": required,
+        "additionalProperties": False,
+        "properties": properties,
+        **settings,
+    }
+
+
+@functools.cache
+def graders_schema() -> dict[str, Any]:
+    """The JSON schema of task.yaml's `graders:` list, one if/then rule per kind (as `{"graders": [...]}`)."""
+    rules, defs = [], {}
+    for kind in grader_kinds().values():
+        defs.update(kind.settings.get("$defs", {}))
+        then = _item_schema(kind)
+        rules.append({"if": {"properties": {"type": {"const": kind.name}}, "required": ["type"]}, "then": then})
+    item = {
+        "type": "object",
+        "required": ["type"],
+        "properties": {"type": {"enum": list(grader_kinds())}, "name": _COMMON["name"]},
+        "allOf": rules,
+    }
+    return {"type": "object", "properties": {"graders": {"type": "array", "items": item}}, "$defs": defs}
+
+
+@functools.cache
+def _validator() -> Any:
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(graders_schema())
+
+
+def _hint(error: Any) -> str | None:
+    """A missing setting's fix, from its kind's own description of it (the message names the grader type)."""
+    if error.validator != "required" or len(error.absolute_path) != 2:
+        return None
+    kind = grader_kinds().get(str(error.instance.get("type")))
+    missing = [key for key in error.validator_value if key not in error.instance]
+    if kind is None or not missing:
+        return None
+    about = kind.settings.get("properties", {}).get(missing[0], {}).get("description")
+    return f"a {kind.name} grader needs it: {about}" if about else f"a {kind.name} grader needs it"
+
+
+def check_graders(task: Task) -> Task:
+    """The task, when every grader is a known kind with valid settings; else TaskError naming task.yaml."""
+    from jsonschema.exceptions import best_match
+
+    file = task.dir / "task.yaml"
+    error = best_match(_validator().iter_errors({"graders": [dict(g) for g in task.graders]}))
+    if error is not None:
+        raise TaskError(f"{file}: {describe_schema_error(error, _hint(error))}") from None
+    for index, grader in enumerate(task.graders):
+        rules = grader_kinds()[grader["type"]].rules
+        if rules and (problem := rules(dict(grader))):
+            raise TaskError(f"{file}: field 'graders[{index}]': {problem}")
+    return task
+
+
+def load_graded_task(path: str | Path) -> Task:
+    """passhat.tasks.load_task, then its graders checked against their kinds."""
+    return check_graders(load_task(path))
+
+
+def load_graded_tasks(tasks_dir: str | Path, only: Sequence[str] | None = None) -> list[Task]:
+    """passhat.tasks.load_tasks, then every task's graders checked against their kinds."""
+    return [check_graders(task) for task in load_tasks(tasks_dir, only=only)]
+
+
+def preflight(tasks: Sequence[Task]) -> list[str]:
+    """What `passhat validate` says of the graders that need more than a schema (the judges' rubric files and
+    references): one line per such grader, or a PasshatError naming task.yaml, the grader and the problem."""
+    lines = []
+    for task in tasks:
+        for index, grader in enumerate(task.graders):
+            kind = grader_kinds().get(grader.get("type", ""))
+            if kind is None or kind.preflight is None:
+                continue
+            try:
+                lines.append(f"{task.id}: graders[{index}] {kind.preflight(task.dir, task.id, dict(grader))}")
+            except PasshatError as error:
+                raise type(error)(f"{task.dir / 'task.yaml'}: graders[{index}]: {error}") from None
+    return lines
