@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from calc_task import JUNIT_TESTS, fix_add, make_trial
 
+from passhat.graders._common import Grade, combined_result, component
 from passhat.graders._live import grade_all_promptfoo
 from passhat.graders._regrade import graded_components
 from passhat.judge._status import grader_components
@@ -44,15 +45,27 @@ def test_every_grader_is_one_component_with_its_metric_and_config(trial):
     assert [p["assertion"]["config"] for p in parts] == GRADERS
     assert result["pass"] is False and result["score"] == pytest.approx(4 / 5)  # (1+1+0+1+1)/5
     assert result["reason"] == "no-todo: 0/1 file checks hold; calc.py does not contain 'TODO'"
-    assert result["namedScores"] == {"tests": 1.0, "files": 1.0, "no-todo": 0.0, "diff-scope": 1.0, "health": 1.0}
+    assert result["namedScores"] == {
+        "tests": 1.0, "files": 1.0, "no-todo": 0.0, "diff-scope": 1.0, "health": 1.0,
+        "gamed": 0.0,  # no grader caught an attempt to game the tests
+    }  # fmt: skip
     # Promptfoo multiplies these by the assertion's weight (5 graders): each metric then weighs 1, as before
     assert result["namedScoreWeights"] == dict.fromkeys(result["namedScores"], 1 / 5)
 
 
 def test_two_graders_of_one_metric_score_their_mean_and_weigh_two(trial):
     result = grade_all_promptfoo(_context([FILES_OK, {**FILES_BAD, "name": "files"}], trial(fix_add)))
-    assert result["namedScores"] == {"files": 0.5}  # (1 + 0) / 2, as Promptfoo averages two assertions
-    assert result["namedScoreWeights"] == {"files": 1.0}  # 2 graders / weight 2
+    assert result["namedScores"] == {"files": 0.5, "gamed": 0.0}  # (1 + 0) / 2, as Promptfoo averages two
+    assert result["namedScoreWeights"] == {"files": 1.0, "gamed": 0.5}  # 2 graders / weight 2; gamed: one flag
+
+
+def test_a_grader_that_caught_gaming_flags_the_trial_whatever_its_grade():
+    """`gamed` is one flag per trial (named score 1, whichever grader caught it), beside the graders' scores."""
+    caught = Grade(True, 1.0, "passes, but flagged", gamed=("runner-internals at pkg/__init__.py:3",))
+    parts = [component(caught, {"type": "integrity"}), component(Grade(True, 1.0, "ok"), {"type": "health"})]
+    result = combined_result(parts)
+    assert result["pass"] is True and result["namedScores"]["gamed"] == 1.0
+    assert parts[0]["metadata"] == {"gamed": ["runner-internals at pkg/__init__.py:3"]}
 
 
 def test_the_outcome_is_built_once_and_graders_run_in_this_process(trial, tmp_path):
