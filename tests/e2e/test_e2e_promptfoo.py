@@ -241,7 +241,8 @@ def test_a_row_has_one_component_and_one_named_score_per_grader_and_every_reader
         components = grader_components(row)
         assert [c["assertion"]["metric"] for c in components] == metrics
         assert [c["assertion"]["config"] for c in components] == [dict(g) for g in graders]
-        assert row["namedScores"] == {c["assertion"]["metric"]: c["score"] for c in components}
+        # one named score per grader, and the trial's `gamed` flag (no scripted agent here games its tests)
+        assert row["namedScores"] == {**{c["assertion"]["metric"]: c["score"] for c in components}, "gamed": 0}
         [combined] = [a for a in row["testCase"]["assert"] if "graders" in a.get("config", {})]
         assert combined["value"].endswith(":get_assert_graders") or combined["value"].endswith("/graders.py")
         assert row["success"] == all(c["pass"] for c in components)

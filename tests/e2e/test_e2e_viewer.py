@@ -172,7 +172,7 @@ def test_named_scores_are_metric_pills_in_each_cell_and_header(viewed):
     rows, cells, shots = viewed.rows(), viewed.cells(), viewed.shots
     assert {"tests", "files", "diff-scope", "health"} <= GRADERS
     for key, row in rows.items():
-        assert set(row["namedScores"]) == GRADERS
+        assert set(row["namedScores"]) == {*GRADERS, "gamed"}  # one pill per grader, and the trial's gaming flag
         expected = {name: to_fixed(score) for name, score in row["namedScores"].items()}
         assert cells[key]["metrics"] == expected, (key, f"screenshots: {shots}")
     assert {rows[("oracle", i)]["namedScores"][name] for i in range(REPEAT) for name in GRADERS} == {1}
