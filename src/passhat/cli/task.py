@@ -60,6 +60,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="globs of the test files (default per language, e.g. '**/test_*.py' 'tests/**')",
     )
     fc.add_argument("--prompt-file", help="the prompt, instead of one made from the commit message")
+    fc.add_argument(
+        "--show-tests",
+        action="store_true",
+        help="let the agent see the commit's test changes (show_tests: true); default: held out in test.patch",
+    )
     fc.add_argument("--state-dir", default=".passhat", help="where bases and test runs are cached (default .passhat)")
     fc.set_defaults(task_func=_from_commit)
     new = sub.add_parser(
@@ -69,6 +74,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     new.add_argument("id", metavar="ID", help="the task id (and folder name)")
     new.add_argument("--tasks-dir", default="tasks", help="where task folders live (default tasks)")
+    new.add_argument(
+        "--held-out-tests",
+        action="store_true",
+        help="keep the tests that show the bug out of the agent's sight, in test.patch (README.md says how)",
+    )
     new.set_defaults(task_func=_new)
     imp = sub.add_parser(
         "impossible",
@@ -95,7 +105,7 @@ def _new(args: argparse.Namespace) -> int:
     check_id(args.id, "ID")
     dest = free_folder(Path(args.tasks_dir), args.id)
     (dest / "repo").mkdir(parents=True)
-    for name, text in scaffold(args.id, shown(dest)).items():
+    for name, text in scaffold(args.id, shown(dest), args.held_out_tests).items():
         (dest / name).write_text(text, encoding="utf-8")
     print(f"wrote {shown(dest)}/: task.yaml (every field explained), an empty repo/, README.md (what goes where)")
     print("next:")
@@ -305,6 +315,7 @@ def _from_commit(args: argparse.Namespace) -> int:
         prompt=prompt,
         command=args.test_command or COMMANDS[language or "python"],  # no language: --command was required
         tests=globs,
+        show_tests=args.show_tests,
     )
     code = 1
     try:

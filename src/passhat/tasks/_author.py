@@ -235,6 +235,7 @@ class Draft:
     prompt: str
     command: str
     tests: tuple[str, ...]  # the test globs
+    show_tests: bool = False  # test.patch is part of the agent's base (default: held out, the grader's only)
 
 
 def task_data(draft: Draft, fail_to_pass: Sequence[str] | str, pass_to_pass: Sequence[str] | str) -> dict:
@@ -250,6 +251,8 @@ def task_data(draft: Draft, fail_to_pass: Sequence[str] | str, pass_to_pass: Seq
         "prompt": draft.prompt,
         "graders": [tests, {"type": "diff-scope", "deny": list(draft.tests)}, {"type": "health"}],
     }
+    if draft.show_tests:
+        data["show_tests"] = True
     return data
 
 
@@ -269,8 +272,17 @@ def task_yaml(draft: Draft, lists: tuple[Sequence[str], Sequence[str]], left_out
         f"#   of {_one_line(draft.repo)} (relative to this folder unless absolute or a URL);",
         f"#   the base is its parent, {draft.base}.",
         "# solution.patch is the commit's change to source files, test.patch its change to the files matching the",
-        "# test globs (`protected` below): the tests grader applies test.patch before it runs; the agent never sees",
-        "# it. Review the prompt: it is what the agent sees. fail_to_pass / pass_to_pass: the grader's command run",
+        *(
+            [
+                "# test globs (`protected` below): show_tests is true, so test.patch is part of the agent's base: the",
+                "# agent sees these tests. Review the prompt. fail_to_pass / pass_to_pass: the grader's command run",
+            ]
+            if draft.show_tests
+            else [
+                "# test globs (`protected` below): the tests grader applies test.patch before it runs; the agent never",
+                "# sees it. Review the prompt: it is what the agent sees. fail_to_pass / pass_to_pass: the command run",
+            ]
+        ),
         "# twice at base + test.patch and twice at base + test.patch + solution.patch (JUnit ids, classname::name).",
     ]
     for kind, tests in left_out.items():
