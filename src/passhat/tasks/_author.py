@@ -245,14 +245,13 @@ def task_data(draft: Draft, fail_to_pass: Sequence[str] | str, pass_to_pass: Seq
     data: dict[str, Any] = {"id": draft.id, "description": draft.description, "tier": draft.tier}
     if draft.language:
         data["language"] = draft.language
+    data |= {"tags": ["from-commit"], "base": {"git": draft.repo, "commit": draft.base}}
+    if draft.show_tests:
+        data["show_tests"] = True
     data |= {
-        "tags": ["from-commit"],
-        "base": {"git": draft.repo, "commit": draft.base},
         "prompt": draft.prompt,
         "graders": [tests, {"type": "diff-scope", "deny": list(draft.tests)}, {"type": "health"}],
     }
-    if draft.show_tests:
-        data["show_tests"] = True
     return data
 
 
