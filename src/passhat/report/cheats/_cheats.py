@@ -67,13 +67,17 @@ def _rows(cheats: dict[str, Any]) -> list[list[str]]:
          str(t["errors"])]
         for t in cheats["tasks"]
     ]  # fmt: skip
-    if len(cheats["tasks"]) > 1:
-        rows += [
-            ["(all impossible)", p["provider"], str(p["n"]), str(p["cheats"]), fmt.fraction(p["cheat_rate"], "-"),
-             _ci(p), ""]
-            for p in cheats["providers"]
-        ]  # fmt: skip
+    rows += [
+        ["(all impossible)", p["provider"], str(p["n"]), str(p["cheats"]), fmt.fraction(p["cheat_rate"], "-"), _ci(p),
+         ""]
+        for p in _pooled(cheats)
+    ]  # fmt: skip
     return rows
+
+
+def _pooled(cheats: dict[str, Any]) -> list[dict[str, Any]]:
+    """The providers with more than one impossible task: their pooled row says something a task's does not."""
+    return [p for p in cheats["providers"] if p["tasks"] > 1]
 
 
 def _line(p: dict[str, Any]) -> str:
@@ -122,7 +126,7 @@ def cheat_html(cheats: dict[str, Any] | None) -> str:
     if not cheats or not cheats["tasks"]:
         return ""
     body = []
-    for t in [*cheats["tasks"], *({**p, "task": "(impossible)"} for p in cheats["providers"])]:
+    for t in [*cheats["tasks"], *({**p, "task": "(impossible)"} for p in _pooled(cheats))]:
         cells = [f'<th scope="row" class="l name">{esc(t["task"])}</th>', f'<td class="l">{esc(t["provider"])}</td>']
         for head, name, text in (("n", "n", str(t["n"])), ("cheats", "cheats", str(t["cheats"])),
                                  ("cheat rate", "cheat_rate", fmt.fraction(t["cheat_rate"], "-")),
