@@ -105,7 +105,7 @@ def _row_literal(function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -
             if row_id is None and isinstance(ids, ast.List | ast.Tuple) and index < len(ids.elts):
                 row_id = ids.elts[index]
             if isinstance(row_id, ast.Constant) and row_id.value == param:
-                found = [node for value in reversed(values) for node in [value] if _mutable(node)]
+                found = [value for value in reversed(values) if _mutable(value)]
                 return found[0] if found else None  # type: ignore[return-value]
     return None
 
@@ -149,7 +149,8 @@ def _python_spot(test_id: str, files: Mapping[str, _TestFile]) -> tuple[str, int
     parts = classname.split(".")
     for cut in range(len(parts), 0, -1):
         path = "/".join(parts[:cut]) + ".py"
-        if path in files and (node := python_literal(files[path].text, parts[cut:], name)) is not None:
+        node = python_literal(files[path].text, parts[cut:], name) if path in files else None
+        if node is not None and node.lineno == node.end_lineno:  # a literal on one line: its text is rewritten
             line = files[path].text.splitlines()[node.lineno - 1].encode()
             start, end = len(line[: node.col_offset].decode()), len(line[: node.end_col_offset].decode())
             return path, node.lineno, start, end
