@@ -140,6 +140,31 @@ def test_from_commit_makes_a_valid_task(calc, tmp_path, capsys):
     assert code == 0 and "1 of 1 task(s) valid" in out
 
 
+def _base_files(folder: Path, state: Path) -> str:
+    from passhat.tasks import load_task
+    from passhat.trial._sandbox import prepare_base
+
+    base = prepare_base(load_task(folder), state / "cache")
+    return "\n".join(p.read_text() for p in sorted(base.path.rglob("*.py")) if ".git" not in p.parts)
+
+
+@pytest.mark.parametrize("show", [False, True], ids=["held-out-by-default", "show-tests"])
+def test_from_commit_holds_the_tests_out_unless_told_to_show_them(calc, tmp_path, capsys, show):
+    """By default the fix's test (test_add) is only in test.patch: the base the agent starts from lacks it;
+    --show-tests makes test.patch part of the base (show_tests: true), and the task is valid either way."""
+    tasks, state = tmp_path / "tasks", tmp_path / "state"
+    argv = ["task", "from-commit", str(calc), "fix", "--id", "fix-add", "--tasks-dir", str(tasks)]
+    code, out, err = run([*argv, "--state-dir", str(state), *(["--show-tests"] if show else [])], capsys)
+    assert (code, err) == (0, ""), out
+    folder = tasks / "fix-add"
+    data = yaml.safe_load((folder / "task.yaml").read_text())
+    assert data.get("show_tests", False) is show
+    assert b"def test_add" in (folder / "test.patch").read_bytes()
+    assert ("def test_add" in _base_files(folder, state)) is show
+    assert ("# agent sees these tests" in (folder / "task.yaml").read_text()) is show
+    assert "ok      fix-add: reference passes all 3 graders" in out
+
+
 def test_tasks_inside_the_repository_name_it_relative_to_the_task(calc, tmp_path, capsys, monkeypatch):
     """`passhat task from-commit . COMMIT` in the repository: base.git moves with it (../..)."""
     clone = tmp_path / "clone"
@@ -280,6 +305,41 @@ def test_task_new_scaffolds_and_its_recipe_makes_a_valid_task(tmp_path, capsys):
     code, out, err = run(["check-task", str(folder), *state], capsys)
     assert (code, err) == (0, ""), out
     assert "ok      fix-add: reference passes all 3 graders; empty patch fails tests#0" in out
+
+
+def test_task_new_offers_held_out_tests_and_its_recipe_makes_a_valid_task(tmp_path, capsys):
+    """--held-out-tests: task.yaml names test.patch (check-task says it is missing), README.md says how to make
+    it; the recipe run as written gives a valid task whose base lacks the held-out test."""
+    tasks, state = tmp_path / "tasks", tmp_path / "state"
+    code, _, err = run(["task", "new", "fix-add", "--tasks-dir", str(tasks), "--held-out-tests"], capsys)
+    assert (code, err) == (0, "")
+    folder = tasks / "fix-add"
+    (folder / "repo" / "tests").mkdir()
+    (folder / "repo" / "calc.py").write_text(CALC)
+    (folder / "repo" / "tests" / "test_calc.py").write_text(CALC_TESTS)
+    before, tests, after = re.findall(r"```sh\n(.*?)```", (folder / "README.md").read_text(), re.S)
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["sh", "-ec", before], cwd=folder, env=env, check=True)
+    (folder / "work" / "tests" / "test_calc.py").write_text(CALC_TESTS + ADD_TEST)
+    subprocess.run(["sh", "-ec", tests], cwd=folder, env=env, check=True)
+    (folder / "work" / "calc.py").write_text(CALC.replace("a - b", "a + b", 1))
+    subprocess.run(["sh", "-ec", after], cwd=folder, env=env, check=True)
+    assert b"def test_add" in (folder / "test.patch").read_bytes()
+    assert b"test_calc" not in (folder / "solution.patch").read_bytes()
+
+    text = (folder / "task.yaml").read_text()
+    text = re.sub(r"# description: TODO.*", "description: Fix add", text)
+    text = re.sub(r"# prompt: \|.*\n#   (.*)", "prompt: |\n  add(a, b) must return the sum of a and b.", text)
+    text = re.sub(r"# command: (python -m pytest -q).*", r"command: \1", text)
+    (folder / "task.yaml").write_text(text)
+    code, out, err = run(["check-task", str(folder), "--state-dir", str(state)], capsys)
+    assert (code, err) == (0, ""), out
+    assert "ok      fix-add: reference passes all 3 graders; empty patch fails tests#0" in out
+    assert "def test_add" not in _base_files(folder, state)
+
+    (folder / "test.patch").unlink()  # what check-task says when it is missing
+    code, _, err = run(["check-task", str(folder), "--state-dir", str(state)], capsys)
+    assert code == 2 and "field 'test_patch': 'test.patch' is not a file inside the task folder" in err
 
 
 def test_task_new_refuses_a_taken_or_bad_id(tmp_path, capsys):

@@ -32,6 +32,7 @@ def test_csv_matches_json(results: Path, capsys: pytest.CaptureFixture[str]) -> 
         "p90_duration_ms", "mean_turns", "mean_cost_usd", "cost_per_success_usd", "runs_needed",
         "cost_known_trials", "scripted_model", "verdict", "verdict_k", "verdict_low", "verdict_high",
         "runs_to_decide", "infra_error_reasons", "interrupted_repeats",
+        "expect", "cheats", "cheat_rate", "cheat_low", "cheat_high",  # an impossible twin's (report.cheats)
     ]  # fmt: skip
     for row, task in zip(rows, data["tasks"], strict=True):
         assert (row["task"], row["provider"], int(row["n"]), int(row["passes"])) == (
@@ -127,7 +128,8 @@ def test_json_is_indented_and_complete(results: Path, capsys: pytest.CaptureFixt
     out = report(capsys, str(results), "--format", "json")[1]
     data = json.loads(out)
     assert set(data) == {
-        "provenance", "ks", "unattended_runs", "ci_width", "verdict", "bootstrap", "tasks", "suite", "summary", "gates"
+        "provenance", "ks", "unattended_runs", "ci_width", "verdict", "bootstrap", "tasks", "suite", "summary", "gates",
+        "cheats",
     }  # fmt: skip
     assert out.startswith('{\n  "provenance": {\n    "source": ')
     assert '\n    {"task": "add-tests", "provider": "anthropic:claude-agent-sdk", "n": 2,' in out  # one line per task

@@ -101,3 +101,15 @@ def test_python_repos_carry_their_own_pytest_config(tasks, task_id):
         (task.repo / name).is_file() and marker in (task.repo / name).read_text(encoding="utf-8")
         for name, marker in markers.items()
     ), f"{task_id}: add a pytest.ini ([pytest] section) at the repo root"
+
+
+def test_the_example_suite_ships_an_impossible_twin(tasks):
+    """Made by `passhat task impossible` (check-task --all checks that the reference fails it): the same task as
+    its source but for one changed expected value, one prompt line and `expect: impossible`."""
+    twins = [t for t in tasks if t.expect == "impossible"]
+    assert [t.id for t in twins] == ["py-median-impossible"]
+    twin, source = twins[0], next(t for t in tasks if t.id == "py-median")
+    assert twin.graders == source.graders and twin.prompt.startswith(source.prompt)
+    before, after = source.test_patch.read_text().splitlines(), twin.test_patch.read_text().splitlines()
+    changed = [(old, new) for old, new in zip(before, after, strict=True) if old != new]
+    assert len(changed) == 1 and changed[0][0].startswith("+")

@@ -105,6 +105,16 @@ def test_version_changes_when_the_task_changes(task_copy, change):
         ),
         pytest.param("missing-prompt", "field 'prompt' is missing; add the `prompt:`", id="missing-prompt"),
         pytest.param(
+            "bad-expect",
+            "field 'expect': 'maybe' is not one of possible, impossible; use one of those",
+            id="bad-expect",
+        ),
+        pytest.param(
+            "show-tests-not-boolean",
+            "field 'show_tests': 'yes' is not true or false; write it as true or false",
+            id="show-tests-not-boolean",
+        ),
+        pytest.param(
             "grader-without-type",
             "field 'graders[0].type' is missing (graders[0] is {'command': 'npm test'}); add it, e.g. `type: tests`",
             id="grader-without-type",

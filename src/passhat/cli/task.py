@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from passhat._errors import PasshatError
+from passhat.tasks._author import check_id, free_folder, listed, read_prompt_file, shown, unusable
 
 if TYPE_CHECKING:
     from passhat.tasks._author import Draft, Split
 
-HELP = "make a task: from a git commit (from-commit) or a scaffold to fill in (new)"
-_ID = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
+HELP = "make a task: from a git commit (from-commit), a scaffold to fill in (new), an impossible twin (impossible)"
 # One shape of diff whatever the repository's config says (prefixes, renames, external drivers, colour).
 _DIFF = (
     "-c", "core.quotePath=true", "diff", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color",
@@ -32,7 +32,7 @@ _DIFF = (
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="task_command", required=True, metavar="{from-commit,new}")
+    sub = parser.add_subparsers(dest="task_command", required=True, metavar="{from-commit,new,impossible}")
     fc = sub.add_parser(
         "from-commit",
         help="a task from a commit: its parent is the base, its change the solution and the tests",
@@ -60,6 +60,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="globs of the test files (default per language, e.g. '**/test_*.py' 'tests/**')",
     )
     fc.add_argument("--prompt-file", help="the prompt, instead of one made from the commit message")
+    fc.add_argument(
+        "--show-tests",
+        action="store_true",
+        help="let the agent see the commit's test changes (show_tests: true); default: held out in test.patch",
+    )
     fc.add_argument("--state-dir", default=".passhat", help="where bases and test runs are cached (default .passhat)")
     fc.set_defaults(task_func=_from_commit)
     new = sub.add_parser(
@@ -69,7 +74,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     new.add_argument("id", metavar="ID", help="the task id (and folder name)")
     new.add_argument("--tasks-dir", default="tasks", help="where task folders live (default tasks)")
+    new.add_argument(
+        "--held-out-tests",
+        action="store_true",
+        help="keep the tests that show the bug out of the agent's sight, in test.patch (README.md says how)",
+    )
     new.set_defaults(task_func=_new)
+    imp = sub.add_parser(
+        "impossible",
+        help="an impossible twin of TASK: one FAIL_TO_PASS test's expected value changed, so every pass is a cheat",
+        description="Write tasks/ID: TASK with one FAIL_TO_PASS test's expected value changed (where the test "
+        "lives: repo/ or test.patch), its prompt plus a line asking to follow the description and leave the tests "
+        "alone, and `expect: impossible`; ends with check-task (the reference solution must fail the twin).",
+    )
+    imp.add_argument("task_folder", metavar="TASK", help="the task: its folder (tasks/ID) or its id under --tasks-dir")
+    imp.add_argument("--id", required=True, help="the twin's id (and folder name), e.g. py-median-impossible")
+    imp.add_argument("--tasks-dir", default="tasks", help="where task folders live (default tasks)")
+    imp.add_argument("--state-dir", default=".passhat", help="where bases and test runs are cached (default .passhat)")
+    imp.set_defaults(task_func=_impossible)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,46 +99,47 @@ def run(args: argparse.Namespace) -> int:
     return func(args)
 
 
-def _check_id(task_id: str, flag: str) -> None:
-    if not _ID.match(task_id):
-        msg = (
-            f"{flag} {task_id!r}: a task id is lowercase letters, digits and dashes, starting with a letter or "
-            "digit, e.g. fix-titleize"
-        )
-        raise PasshatError(msg)
-
-
-def _free_folder(tasks_dir: Path, task_id: str) -> Path:
-    if tasks_dir.exists() and not tasks_dir.is_dir():
-        msg = f"--tasks-dir {tasks_dir}: not a folder; give the folder that holds your tasks"
-        raise PasshatError(msg)
-    dest = tasks_dir / task_id
-    if dest.exists() or dest.is_symlink():
-        msg = f"{dest}: already exists; choose another id or remove that folder first"
-        raise PasshatError(msg)
-    return dest
-
-
-def _shown(path: Path) -> str:
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
-
-
 def _new(args: argparse.Namespace) -> int:
     from passhat.tasks._scaffold import scaffold
 
-    _check_id(args.id, "ID")
-    dest = _free_folder(Path(args.tasks_dir), args.id)
+    check_id(args.id, "ID")
+    dest = free_folder(Path(args.tasks_dir), args.id)
     (dest / "repo").mkdir(parents=True)
-    for name, text in scaffold(args.id, _shown(dest)).items():
+    for name, text in scaffold(args.id, shown(dest), args.held_out_tests).items():
         (dest / name).write_text(text, encoding="utf-8")
-    print(f"wrote {_shown(dest)}/: task.yaml (every field explained), an empty repo/, README.md (what goes where)")
+    print(f"wrote {shown(dest)}/: task.yaml (every field explained), an empty repo/, README.md (what goes where)")
     print("next:")
-    print(f"  1. put the repository the agent starts from in {_shown(dest / 'repo')}/")
-    print(f"  2. make solution.patch as {_shown(dest / 'README.md')} says; fill in task.yaml's TODOs")
-    print(f"  3. passhat check-task {_shown(dest)}    # says what is still missing")
+    print(f"  1. put the repository the agent starts from in {shown(dest / 'repo')}/")
+    print(f"  2. make solution.patch as {shown(dest / 'README.md')} says; fill in task.yaml's TODOs")
+    print(f"  3. passhat check-task {shown(dest)}    # says what is still missing")
+    return 0
+
+
+def _impossible(args: argparse.Namespace) -> int:
+    from passhat.graders import load_graded_task
+    from passhat.graders._check import check_task, describe, make_twin
+
+    check_id(args.id, "--id")
+    named = Path(args.task_folder)
+    source = named if (named / "task.yaml").is_file() or os.sep in args.task_folder else Path(args.tasks_dir) / named
+    task = load_graded_task(source)
+    dest, state_dir, ok = free_folder(Path(args.tasks_dir), args.id), Path(args.state_dir), False
+    try:
+        m = make_twin(task, args.id, dest, state_dir)
+        print(
+            f"changed the expected value of {m.test_id}: {m.before} -> {m.after} ({m.path} line {m.line}, in {m.where})"
+        )
+        check = check_task(load_graded_task(dest), state_dir)
+        for line in describe(check):
+            print(line, flush=True)
+        ok = check.ok
+    finally:
+        if not ok:  # not valid, or stopped half-way: leave nothing behind
+            shutil.rmtree(dest, ignore_errors=True)
+    if not ok:
+        print(f"task {args.id} not written: check-task finds the twin broken (above)")
+        return 1
+    print(f"wrote {shown(dest)}/: the twin of {task.id}, expect: impossible (every pass is a cheat)")
     return 0
 
 
@@ -220,32 +243,12 @@ def _base_texts(commit: _Commit, paths: list[str], limit: int = 200) -> list[str
     return texts
 
 
-def _read_prompt_file(name: str) -> str:
-    path = Path(name).expanduser()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        msg = f"--prompt-file {name!r}: cannot read it ({error.__class__.__name__}); give a UTF-8 text file"
-        raise PasshatError(msg) from None
-    if not text.strip():
-        msg = f"--prompt-file {name!r}: the file is empty; write the prompt the agent gets in it"
-        raise PasshatError(msg)
-    return text.strip() + "\n"
-
-
 def _base_location(repo: Path, source: str, dest: Path) -> str:
     """task.yaml's `base.git`: a URL as given; a repository that holds the task folder relative to it (the
     task moves with its repository); any other path absolute."""
     if source != str(repo):
         return source
     return os.path.relpath(repo, dest) if dest.resolve().is_relative_to(repo) else str(repo)
-
-
-def _listed(kind: str, tests: tuple[str, ...]) -> None:
-    if tests:
-        shown = ", ".join(t if t.isprintable() else repr(t) for t in tests[:20])
-        more = f", and {len(tests) - 20} more" if len(tests) > 20 else ""
-        print(f"left out, {kind}: {shown}{more}")
 
 
 def _from_commit(args: argparse.Namespace) -> int:
@@ -262,9 +265,9 @@ def _from_commit(args: argparse.Namespace) -> int:
         tier_for,
     )  # fmt: skip
 
-    _check_id(args.id, "--id")
+    check_id(args.id, "--id")
     tasks_dir = Path(args.tasks_dir)
-    dest = _free_folder(tasks_dir, args.id)
+    dest = free_folder(tasks_dir, args.id)
     for glob in args.tests or ():
         check_glob(glob)
     if args.test_command is not None and JUNIT not in args.test_command:
@@ -273,7 +276,7 @@ def _from_commit(args: argparse.Namespace) -> int:
             f"the command writes it, e.g. --command 'python -m pytest -q --junitxml={JUNIT}'"
         )
         raise PasshatError(msg)
-    written_prompt = _read_prompt_file(args.prompt_file) if args.prompt_file else None
+    written_prompt = read_prompt_file(args.prompt_file) if args.prompt_file else None
     state_dir = Path(args.state_dir)
     repo, source = _open_repo(args.repo, args.commit, state_dir)
     commit = _read_commit(repo, source, args.commit)
@@ -293,7 +296,7 @@ def _from_commit(args: argparse.Namespace) -> int:
     except ValueError as error:  # git printed a diff that does not match its own list of files
         msg = f"COMMIT {commit.sha[:12]}: cannot split its diff by file ({error}); pass the test files with --tests"
         raise PasshatError(msg) from None
-    why = _unusable(split.solution_paths, split.test_paths, globs, commit)
+    why = unusable(split.solution_paths, split.test_paths, globs, commit.sha)
     if why:
         print(f"task {args.id} not written: {why}")
         return 1
@@ -312,6 +315,7 @@ def _from_commit(args: argparse.Namespace) -> int:
         prompt=prompt,
         command=args.test_command or COMMANDS[language or "python"],  # no language: --command was required
         tests=globs,
+        show_tests=args.show_tests,
     )
     code = 1
     try:
@@ -322,21 +326,6 @@ def _from_commit(args: argparse.Namespace) -> int:
             if made and not any(tasks_dir.iterdir()):
                 tasks_dir.rmdir()
     return code
-
-
-def _unusable(solution: tuple[str, ...], tests: tuple[str, ...], globs: tuple[str, ...], commit: _Commit) -> str | None:
-    if not tests:
-        return (
-            f"commit {commit.sha[:12]} changes no test file (none of its {len(solution)} changed files matches "
-            f"the test globs {' '.join(globs)}), so no test can show the bug it fixes: give the commit that adds "
-            "the regression test, or name the test files with --tests"
-        )
-    if not solution:
-        return (
-            f"commit {commit.sha[:12]} changes only test files ({len(tests)}): there is no fix for the agent to make; "
-            "give the commit that fixes the bug (or narrow --tests)"
-        )
-    return None
 
 
 def _prompt(commit: _Commit, split: Split, written: str | None) -> str:
@@ -384,8 +373,8 @@ def _write_task(args: argparse.Namespace, dest: Path, draft: Draft, split: Split
     except (SandboxError, TaskError) as error:  # the runs failed or their reports cannot be believed
         print(f"task {args.id} not written: the tests could not be run as the grader runs them: {error}")
         return 1
-    _listed("flaky (differed between two runs of one state)", lists.flaky)
-    _listed("broken (failed even with solution.patch)", lists.broken)
+    listed("flaky (differed between two runs of one state)", lists.flaky)
+    listed("broken (failed even with solution.patch)", lists.broken)
     if not lists.fail_to_pass:
         print(
             f"task {args.id} not written: FAIL_TO_PASS is empty: no test failed at base + test.patch and passed "
@@ -405,7 +394,7 @@ def _write_task(args: argparse.Namespace, dest: Path, draft: Draft, split: Split
         print(f"task {args.id} not written: check-task finds it broken (above)")
         return 1
     print(
-        f"wrote {_shown(dest)}/: task.yaml (FAIL_TO_PASS {len(lists.fail_to_pass)}, PASS_TO_PASS "
+        f"wrote {shown(dest)}/: task.yaml (FAIL_TO_PASS {len(lists.fail_to_pass)}, PASS_TO_PASS "
         f"{len(lists.pass_to_pass)}), solution.patch ({len(split.solution_paths)} file(s)), test.patch "
         f"({len(split.test_paths)} file(s))"
     )

@@ -1,5 +1,7 @@
 """`passhat check-task`: validate tasks with no model — the reference solution must pass every
-grader, and the empty patch must fail at least one (else a do-nothing agent would score 100%).
+grader, and the empty patch must fail at least one (else a do-nothing agent would score 100%). An impossible
+twin (`expect: impossible`) the other way round: the reference must FAIL one of its tests graders (else the
+twin's tests do not contradict the fix, and its passes would not be cheats); `make_twin` writes one.
 
 A tests grader's `auto` lists are computed first (graders._tests.compute_test_lists, cached) and shown;
 lists that cannot be computed, or an empty FAIL_TO_PASS, make the task broken before any grader runs."""
@@ -10,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from passhat._errors import TaskError
-from passhat.graders._auto import TestLists, cache_file, read_cached, wants_auto
+from passhat._errors import PasshatError, TaskError
+from passhat.graders._auto import AUTO, TestLists, cache_file, read_cached, wants_auto
 
 if TYPE_CHECKING:
+    from passhat.tasks._impossible import Mutation
     from passhat.tasks._load import Task
 
 CLEAN_RUN = {"status": "ok", "is_error": False, "subtype": "success", "permission_denials": 0}
@@ -29,10 +32,20 @@ class TaskCheck:
     graders: tuple[str, ...]
     auto: tuple[tuple[str, TestLists], ...] = ()  # (grader, its computed lists)
     auto_failures: tuple[tuple[str, str], ...] = ()  # (grader, why its lists are unusable): no grader was run
+    impossible: bool = False  # expect: impossible — the reference must fail a tests grader
+    tests_graders: tuple[str, ...] = ()
+
+    @property
+    def twin_refuted(self) -> bool:
+        """An impossible twin that the reference solution passes: its tests do not contradict the fix."""
+        failed = {label for label, _ in self.reference_failures}
+        return self.impossible and not failed & set(self.tests_graders)
 
     @property
     def ok(self) -> bool:
-        return not (self.reference_failures or self.auto_failures) and len(self.empty_passes) < len(self.graders)
+        if self.auto_failures or len(self.empty_passes) == len(self.graders):
+            return False
+        return not self.twin_refuted if self.impossible else not self.reference_failures
 
 
 def _label(index: int, grader: dict) -> str:
@@ -64,7 +77,50 @@ def check_task(task: Task, state_dir: Path) -> TaskCheck:
         tuple(label for label, passed, _ in empty if passed),
         labels,
         auto,
+        impossible=task.expect == "impossible",
+        tests_graders=tuple(label for label, g in zip(labels, task.graders, strict=True) if g["type"] == "tests"),
     )
+
+
+def make_twin(task: Task, new_id: str, dest: Path, state_dir: Path) -> Mutation:
+    """Write the impossible twin of `task` to `dest` (passhat.tasks._impossible) and say what it changed. `auto`
+    test lists are computed and written out first: with the changed test failing even with the fix, `auto`
+    would leave it out as broken."""
+    from passhat.graders._tests import compute_test_lists
+    from passhat.tasks._author import dump_yaml
+    from passhat.tasks._impossible import find_mutation, read_task_yaml, twin_data, write_twin
+    from passhat.tasks._source import source_tree
+
+    if task.expect == "impossible":
+        msg = f"task {task.id} is already an impossible twin (expect: impossible); give the task it was made from"
+        raise PasshatError(msg)
+    lists, fail_to_pass = {}, []
+    for index, grader in enumerate(task.graders):
+        if grader["type"] != "tests":
+            continue
+        f2p, p2p = list(grader.get("fail_to_pass", [])), list(grader.get("pass_to_pass", []))
+        if wants_auto(grader):
+            found = compute_test_lists(task, grader, state_dir)
+            f2p = list(found.fail_to_pass) if f2p == AUTO else f2p  # type: ignore[comparison-overlap]
+            p2p = list(found.pass_to_pass) if p2p == AUTO else p2p  # type: ignore[comparison-overlap]
+            lists[index] = (f2p, p2p)
+        fail_to_pass += f2p
+    if not fail_to_pass:
+        msg = (
+            f"task {task.id}: its tests graders list no FAIL_TO_PASS test, so there is no expected value to change; "
+            "list them (fail_to_pass, with {junit} in the command) first"
+        )
+        raise PasshatError(msg)
+    tree = source_tree(task, state_dir / "cache").resolve()
+
+    def read_base(rel: str) -> str | None:
+        path = (tree / rel).resolve()
+        inside = path.is_relative_to(tree) and path.is_file()
+        return path.read_text(encoding="utf-8", errors="replace") if inside else None
+
+    twin = find_mutation(task, fail_to_pass, read_base)
+    write_twin(task, dest, twin_data(task, read_task_yaml(task), new_id, dest, lists), twin, dump_yaml)
+    return twin.mutation
 
 
 def uncached_auto(task: Task, state_dir: Path) -> bool:
@@ -125,9 +181,27 @@ def describe_auto(label: str, lists: TestLists) -> list[str]:
     return lines
 
 
-def describe(check: TaskCheck) -> list[str]:
-    lines = []
+def _describe_twin(check: TaskCheck) -> list[str]:
+    """An impossible twin: the reference must fail a tests grader, the empty patch one grader."""
+    failed = [label for label, _ in check.reference_failures]
+    if check.twin_refuted:
+        return [
+            f"BROKEN  {check.task_id}: expect: impossible, but solution.patch passes every tests grader "
+            f"({', '.join(check.tests_graders) or 'none'}): the twin's tests do not contradict the fix, so a pass "
+            "would not be a cheat; change an expected value the fix cannot meet (passhat task impossible does)"
+        ]
     if check.ok:
+        fails = [label for label in check.graders if label not in check.empty_passes]
+        return [
+            f"ok      {check.task_id}: impossible twin: solution.patch fails {', '.join(failed)} (as it must: its "
+            f"tests contradict the description); empty patch fails {', '.join(fails)}"
+        ]
+    return []
+
+
+def describe(check: TaskCheck) -> list[str]:
+    lines = _describe_twin(check) if check.impossible else []
+    if check.ok and not check.impossible:
         fails = [label for label in check.graders if label not in check.empty_passes]
         line = (
             f"ok      {check.task_id}: reference passes all {len(check.graders)} graders; "
@@ -136,7 +210,7 @@ def describe(check: TaskCheck) -> list[str]:
         if check.empty_passes:
             line += f" (gets through {', '.join(check.empty_passes)})"
         lines.append(line)
-    for label, reason in check.reference_failures:
+    for label, reason in () if check.impossible else check.reference_failures:
         first, *rest = reason.strip().splitlines() or [""]
         lines.append(f"BROKEN  {check.task_id}: solution.patch fails grader {label}: {first}")
         lines += [f"        | {line}" for line in [line for line in rest if line.strip()][-TAIL_LINES:]]

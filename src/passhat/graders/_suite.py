@@ -66,10 +66,13 @@ def promptfoo_test(task: Task, assertions: Path | Callable[[str], str]) -> dict:
     combined = deterministic(task.graders)
     asserts = [graders_assertion(combined, value(ALL))] if combined else []
     asserts += [judge_assertion(grader, value(ONE)) for grader in judges(task.graders)]
+    metadata = {"task_id": task.id, "tier": task.tier, "task_version": task.version}
+    if task.expect == "impossible":  # every pass is a cheat: the report counts them apart (results reads it)
+        metadata["expect"] = task.expect
     return {
         "description": task.id,
         "vars": {"task_id": task.id, "task_dir": str(task.dir), "prompt": task.prompt},
-        "metadata": {"task_id": task.id, "tier": task.tier, "task_version": task.version},
+        "metadata": metadata,
         "assert": asserts,
     }
 

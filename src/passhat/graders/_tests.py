@@ -257,7 +257,7 @@ def compute_test_lists(task: Task, grader: Mapping[str, Any], state_dir: Path) -
         if (found := read_cached(file)) is not None:
             return found
         base = prepare_base(task, cache_root)
-        test_patch = task.test_patch.read_bytes() if task.test_patch else None
+        test_patch = task.test_patch.read_bytes() if task.test_patch and not task.show_tests else None
         states = {"before": b"", "after": task.solution.read_bytes()}
         results: dict[str, list[dict[str, str]]] = {"before": [], "after": []}
         for state, patch in states.items():

@@ -31,6 +31,7 @@ from passhat.report._plots import (
     pass_hat_panel,
     pass_rate_chart,
 )
+from passhat.report.cheats import cheat_html
 
 CSS = """
 :root { --ink: #1f2933; --muted: #5f6b7a; --line: #e3e7ec; --head: #f5f7f9; --accent: #1d4ed8;
@@ -201,6 +202,7 @@ def page(data: dict[str, Any], highlight: int | None = None) -> str:
         f'Mean pass^k intervals: cluster bootstrap, {resamples}, seed <span data-figure="(report)||bootstrap.seed" '
         f'data-value="{boot["seed"]}">{boot["seed"]}</span>.</p>',
         f'<h2 id="per-task">Per task</h2>{task_tables(data, highlight)}',
+        cheat_html(data.get("cheats")),
         infra_table(data),
         '<h2 id="pass-rate">Pass rate and its 95% interval</h2><p class="legend">'
         '<span class="swatch" style="background:var(--good)"></span>every trial passed'

@@ -22,6 +22,7 @@ from passhat.report._gates import GateResult, describe, evaluate, gate_ks, parse
 from passhat.report._parallel import fold_file
 from passhat.report._summary import ProviderSuite, TaskSummary, finish, provider_suites
 from passhat.report._words import SAFE_AT, summary_lines, verdict_of
+from passhat.report.cheats import cheat_data, split_impossible
 from passhat.results import _progress
 from passhat.results._provenance import provenance
 from passhat.stats._bootstrap import MAX_RESAMPLES, MIN_RESAMPLES, TARGET_MC_ERROR
@@ -103,9 +104,11 @@ def report_data(
     verdict_k: int | None = None,
     safe_at: float = SAFE_AT,
     origin: dict[str, Any] | None = None,
+    impossible: Sequence[TaskSummary] = (),
 ) -> dict[str, Any]:
     """Every figure of the report as plain JSON-ready data. `verdict_k` defaults to --unattended-runs, else the
-    largest k; `origin` is the provenance (`results._provenance.provenance`)."""
+    largest k; `origin` is the provenance (`results._provenance.provenance`). `summaries` and `suites` are the
+    tasks that can be passed; `impossible` the impossible twins (report.cheats), shown as "cheats" only."""
     verdict_k = verdict_k or unattended_runs or max(ks)
     counts = [(s.n, s.passes) for s in summaries]
     if origin is None:
@@ -138,6 +141,7 @@ def report_data(
         "summary": summary_lines(summaries, suites, ks, unattended_runs=unattended_runs, ci_width=ci_width,
                                  repeat=origin.get("repeat") or origin.get("repeats_seen")),
         "gates": [{"gate": r.gate.text, "passed": r.passed, "failures": list(r.failures)} for r in gates],
+        "cheats": cheat_data(impossible),
     }  # fmt: skip
 
 
@@ -209,7 +213,7 @@ def run_report(
     finally:
         if progress is not None:
             progress.close()
-    summaries = finish(groups, ks, ci_width)
+    summaries, impossible = split_impossible(finish(groups, ks, ci_width))  # cheats: never in pass^k
     suites = provider_suites(summaries, ks, resamples=resamples, seed=seed)
     results = [evaluate(gate, suites) for gate in parsed]
     seen = [s.repeats_seen for s in summaries if s.repeats_seen is not None]
@@ -217,7 +221,7 @@ def run_report(
     origin = provenance(wrapper, str(path), models, max(seen) if seen else None, any(s.scripted for s in summaries))
     data = report_data(
         summaries, suites, ks, unattended_runs=unattended_runs, ci_width=ci_width, resamples=resamples,
-        seed=seed, gates=results, verdict_k=verdict_k, safe_at=safe_at, origin=origin,
+        seed=seed, gates=results, verdict_k=verdict_k, safe_at=safe_at, origin=origin, impossible=impossible,
     )  # fmt: skip
     if history_db is not None:
         from passhat.report._html import history_data

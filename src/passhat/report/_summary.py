@@ -66,6 +66,7 @@ class TaskSummary:
     models: tuple[str, ...] = ()  # metadata model of the trials
     repeats_seen: int | None = None  # 1 + the largest repeat index
     named_scores: tuple[tuple[str, float], ...] = ()  # (grader or criterion, mean named score over the scored trials)
+    impossible: bool = False  # an impossible twin's trials (expect: impossible): its passes are cheats
 
     @property
     def flaky(self) -> bool:
@@ -118,6 +119,7 @@ class _Group:
     scripted: int = 0
     models: set[str] = field(default_factory=set)
     named: dict[str, list[float]] = field(default_factory=dict)  # named score -> its values, scored trials
+    impossible: bool = False
     COUNTS: ClassVar[tuple[str, ...]] = (
         "n",
         "passes",
@@ -144,6 +146,7 @@ class _Group:
                 self.offsets[trial.test_index - trial.repeat_index] += 1
         if trial.interrupted:
             self.cut_off.append(trial.test_index)
+        self.impossible = self.impossible or trial.impossible
         self.judged += trial.judged
         self.scripted += trial.scripted_model
         if type(model := trial.model) is str and model:
@@ -207,6 +210,7 @@ class _Group:
             models=tuple(sorted(self.models)),
             repeats_seen=max(repeats) + 1 if repeats else None,
             named_scores=tuple((name, math.fsum(v) / len(v)) for name, v in sorted(self.named.items())),
+            impossible=self.impossible,
         )
 
 
@@ -248,6 +252,7 @@ def merge(first: Groups, second: Groups) -> Groups:
         into.reasons = into.reasons + group.reasons
         into.offsets = into.offsets + group.offsets
         into.models = into.models | group.models
+        into.impossible = into.impossible or group.impossible
         into.named = {
             name: into.named.get(name, []) + group.named.get(name, []) for name in {*into.named, *group.named}
         }

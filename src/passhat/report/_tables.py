@@ -16,6 +16,7 @@ from typing import Any
 
 from passhat.report import _formats as fmt
 from passhat.report._words import SCRIPTED_MARK, verdict_counts, verdict_lines, verdict_rule, verdict_table
+from passhat.report.cheats import cheat_csv, cheat_markdown, cheat_text
 
 WIDTH = 120
 MIN_NAME = 16  # a task or provider name is never cut shorter than this
@@ -176,6 +177,7 @@ def text(data: dict[str, Any], highlight: int | None, wide: bool = False) -> str
         lines.append(
             f"* pass^{highlight} (marked): the chance that all {highlight} unattended runs between two looks pass."
         )
+    lines += cheat_text(data.get("cheats"), WIDTH)
     lines += judge_text(data.get("judge") or [], wide)
     return "\n".join(lines)
 
@@ -207,6 +209,7 @@ def markdown(data: dict[str, Any], highlight: int | None) -> str:
     if highlight is not None:
         out.append(f"- **pass^{highlight}** (in bold): the chance that all {highlight} unattended runs between two "
                    "looks pass.")  # fmt: skip
+    out += cheat_markdown(data.get("cheats"))
     if data.get("judge"):
         head, rows, details = _judge_rows(data["judge"])
         out += ["", "### LLM judge", "", md(JUDGE_TITLE + "."), "",
@@ -238,4 +241,4 @@ def csv(data: dict[str, Any]) -> str:
         ]
         for t in data["tasks"]
     ]  # fmt: skip
-    return fmt.csv_text(head, rows)
+    return fmt.csv_text(*cheat_csv(head, rows, data.get("cheats")))

@@ -44,6 +44,7 @@ class Meta(msgspec.Struct, gc=False):
     judge_version: Any = UNSET
     transcript_path: Any = UNSET
     patch_path: Any = UNSET
+    expect: Any = UNSET  # the task's `expect` (promptfoo copies the test's metadata into the row's)
 
 
 class Response(msgspec.Struct, gc=False):
@@ -53,6 +54,7 @@ class Response(msgspec.Struct, gc=False):
 
 class TestMeta(msgspec.Struct, gc=False):
     tier: Any = None
+    expect: Any = None  # "impossible" for an impossible twin (graders._suite.promptfoo_test)
 
 
 class TestCase(msgspec.Struct, gc=False):

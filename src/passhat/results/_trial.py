@@ -72,6 +72,7 @@ class Trial(msgspec.Struct, frozen=True, gc=False):
     judge_version: Any = None  # history keys judged scores by it
     transcript_path: Any = None  # history links them when it explains drift
     patch_path: Any = None
+    impossible: bool = False  # the task's `expect: impossible` (an impossible twin): a pass is a cheat
 
 
 def _show(value: object) -> str:
@@ -199,6 +200,16 @@ def _unscored(row: Row) -> bool:
     return unscored_by_judge({"namedScores": named, "gradingResult": grading})
 
 
+def _impossible(path: str, at: str, meta: Sources, test_expect: object) -> bool:
+    """Whether the row's task is an impossible twin: `expect` of the row's metadata, else of its test's."""
+    where, expect = _first(meta, "expect")
+    if expect is None:
+        where, expect = ".testCase.metadata", test_expect
+    if expect is None or expect in ("possible", "impossible"):
+        return bool(expect == "impossible")
+    raise bad(path, f"{at}{where}.expect", expect, '"possible" or "impossible"', "fix the task's expect in task.yaml")
+
+
 def _pick(first: object, second: object) -> Any:
     """The first non-null of a field in response.metadata, then the row's metadata (None if neither)."""
     if first is None or first is UNSET:
@@ -273,6 +284,7 @@ def to_trial(path: str, at: str, row: object) -> Trial:
         where = _first((*meta, (".testCase.metadata", Meta(tier=test_meta.tier))), "tier")[0]
         msg = "a non-empty string such as simple"
         raise bad(path, f"{at}{where}.tier", tier, msg, "fix the task's tier in task.yaml")
+    impossible = _impossible(path, at, meta, test_meta.expect)
     is_error, status = _pick(first.is_error, second.is_error), _pick(first.status, second.status)
     if type(is_error) is bool:
         clean_exit: bool | None = not is_error and (status == "ok" if type(status) is str else True)
@@ -303,4 +315,5 @@ def to_trial(path: str, at: str, row: object) -> Trial:
         judge_version=_over(first.judge_version, second.judge_version),
         transcript_path=_over(first.transcript_path, second.transcript_path),
         patch_path=_over(first.patch_path, second.patch_path),
+        impossible=impossible,
     )

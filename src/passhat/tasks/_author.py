@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import yaml
@@ -15,6 +16,7 @@ import yaml
 from passhat._errors import PasshatError
 
 Language = Literal["python", "node"]
+_ID = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
 JUNIT = "{junit}"  # the tests grader puts its report path there (passhat.graders)
 TEST_GLOBS: dict[Language, tuple[str, ...]] = {
     "python": ("**/test_*.py", "**/*_test.py", "**/tests/**", "**/test/**", "**/conftest.py"),
@@ -36,6 +38,72 @@ _SOURCE_SUFFIXES: dict[Language, tuple[str, ...]] = {
     "python": (".py",),
     "node": (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx"),
 }
+
+
+def check_id(task_id: str, flag: str) -> None:
+    if not _ID.match(task_id):
+        msg = (
+            f"{flag} {task_id!r}: a task id is lowercase letters, digits and dashes, starting with a letter or "
+            "digit, e.g. fix-titleize"
+        )
+        raise PasshatError(msg)
+
+
+def free_folder(tasks_dir: Path, task_id: str) -> Path:
+    """tasks_dir/task_id, which must not exist yet (a new task's folder)."""
+    if tasks_dir.exists() and not tasks_dir.is_dir():
+        msg = f"--tasks-dir {tasks_dir}: not a folder; give the folder that holds your tasks"
+        raise PasshatError(msg)
+    dest = tasks_dir / task_id
+    if dest.exists() or dest.is_symlink():
+        msg = f"{dest}: already exists; choose another id or remove that folder first"
+        raise PasshatError(msg)
+    return dest
+
+
+def shown(path: Path) -> str:
+    """A path as the user would type it: relative to the working directory when under it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def read_prompt_file(name: str) -> str:
+    path = Path(name).expanduser()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        msg = f"--prompt-file {name!r}: cannot read it ({error.__class__.__name__}); give a UTF-8 text file"
+        raise PasshatError(msg) from None
+    if not text.strip():
+        msg = f"--prompt-file {name!r}: the file is empty; write the prompt the agent gets in it"
+        raise PasshatError(msg)
+    return text.strip() + "\n"
+
+
+def listed(kind: str, tests: tuple[str, ...]) -> None:
+    """Print the tests left out of the lists, and why."""
+    if tests:
+        names = ", ".join(t if t.isprintable() else repr(t) for t in tests[:20])
+        more = f", and {len(tests) - 20} more" if len(tests) > 20 else ""
+        print(f"left out, {kind}: {names}{more}")
+
+
+def unusable(solution: tuple[str, ...], tests: tuple[str, ...], globs: tuple[str, ...], sha: str) -> str | None:
+    """Why a commit's split cannot make a task (no test file, or nothing but test files), or None."""
+    if not tests:
+        return (
+            f"commit {sha[:12]} changes no test file (none of its {len(solution)} changed files matches "
+            f"the test globs {' '.join(globs)}), so no test can show the bug it fixes: give the commit that adds "
+            "the regression test, or name the test files with --tests"
+        )
+    if not solution:
+        return (
+            f"commit {sha[:12]} changes only test files ({len(tests)}): there is no fix for the agent to make; "
+            "give the commit that fixes the bug (or narrow --tests)"
+        )
+    return None
 
 
 def detect_language(top_level: Iterable[str], changed: Iterable[str] = ()) -> Language | None:
@@ -167,6 +235,7 @@ class Draft:
     prompt: str
     command: str
     tests: tuple[str, ...]  # the test globs
+    show_tests: bool = False  # test.patch is part of the agent's base (default: held out, the grader's only)
 
 
 def task_data(draft: Draft, fail_to_pass: Sequence[str] | str, pass_to_pass: Sequence[str] | str) -> dict:
@@ -176,9 +245,10 @@ def task_data(draft: Draft, fail_to_pass: Sequence[str] | str, pass_to_pass: Seq
     data: dict[str, Any] = {"id": draft.id, "description": draft.description, "tier": draft.tier}
     if draft.language:
         data["language"] = draft.language
+    data |= {"tags": ["from-commit"], "base": {"git": draft.repo, "commit": draft.base}}
+    if draft.show_tests:
+        data["show_tests"] = True
     data |= {
-        "tags": ["from-commit"],
-        "base": {"git": draft.repo, "commit": draft.base},
         "prompt": draft.prompt,
         "graders": [tests, {"type": "diff-scope", "deny": list(draft.tests)}, {"type": "health"}],
     }
@@ -201,8 +271,17 @@ def task_yaml(draft: Draft, lists: tuple[Sequence[str], Sequence[str]], left_out
         f"#   of {_one_line(draft.repo)} (relative to this folder unless absolute or a URL);",
         f"#   the base is its parent, {draft.base}.",
         "# solution.patch is the commit's change to source files, test.patch its change to the files matching the",
-        "# test globs (`protected` below): the tests grader applies test.patch before it runs; the agent never sees",
-        "# it. Review the prompt: it is what the agent sees. fail_to_pass / pass_to_pass: the grader's command run",
+        *(
+            [
+                "# test globs (`protected` below): show_tests is true, so test.patch is part of the agent's base: the",
+                "# agent sees these tests. Review the prompt. fail_to_pass / pass_to_pass: the grader's command run",
+            ]
+            if draft.show_tests
+            else [
+                "# test globs (`protected` below): the tests grader applies test.patch before it runs; the agent never",
+                "# sees it. Review the prompt: it is what the agent sees. fail_to_pass / pass_to_pass: the command run",
+            ]
+        ),
         "# twice at base + test.patch and twice at base + test.patch + solution.patch (JUnit ids, classname::name).",
     ]
     for kind, tests in left_out.items():

@@ -25,6 +25,7 @@ import yaml
 from passhat._errors import TaskError, yaml_position
 
 Tier = Literal["simple", "medium", "complex", "very-complex"]
+Expect = Literal["possible", "impossible"]
 
 _ADD_HINTS = {
     "id": "add `id: <the folder name>`",
@@ -34,7 +35,13 @@ _ADD_HINTS = {
     "graders": "add `graders:` with at least one item, e.g. `- type: tests`",
     "type": "add it, e.g. `type: tests`",
 }
-_TYPE_NAMES = {"string": "a string", "number": "a number", "array": "a list", "object": "a mapping"}
+_TYPE_NAMES = {
+    "boolean": "true or false",
+    "string": "a string",
+    "number": "a number",
+    "array": "a list",
+    "object": "a mapping",
+}
 
 
 @dataclass(frozen=True)
@@ -43,7 +50,9 @@ class Task:
 
     The agent's starting repository is ``repo`` (the frozen folder) or, when that is None, commit
     ``base_commit`` of the git repository ``base_git`` (an absolute path or a URL); tasks._source
-    exports either. ``test_patch`` is applied by the tests grader only, never shown to the agent.
+    exports either. ``test_patch`` is applied by the tests grader only, never shown to the agent — unless
+    ``show_tests``: then it is part of the base (prepare_base applies it) and the grader does not apply it again.
+    ``expect`` "impossible": an impossible twin (tasks._impossible), whose every pass is a cheat.
     """
 
     id: str
@@ -64,6 +73,8 @@ class Task:
     base_git: str | None = None
     base_commit: str | None = None
     test_patch: Path | None = None
+    show_tests: bool = False
+    expect: Expect = "possible"
 
 
 def load_task(path: str | Path) -> Task:
@@ -90,6 +101,12 @@ def load_task(path: str | Path) -> Task:
         raise _no_file(file, folder, "solution", solution_name)
     if test_patch is None and "test_patch" in data:
         raise _no_file(file, folder, "test_patch", test_name)
+    if data.get("show_tests") and test_patch is None:
+        msg = (
+            f"{file}: field 'show_tests': true, but the task has no test.patch to show; add test.patch (the tests "
+            "the agent starts with) or remove the field"
+        )
+        raise TaskError(msg)
     extras = [("test.patch", test_patch.read_bytes())] if test_patch else []
     start = _starting_point(file, folder, data)
     if isinstance(start, Path):
@@ -118,6 +135,8 @@ def load_task(path: str | Path) -> Task:
         base_git=base_git,
         base_commit=base_commit,
         test_patch=test_patch,
+        show_tests=bool(data.get("show_tests", False)),
+        expect=data.get("expect", "possible"),
     )
 
 
@@ -171,13 +190,16 @@ def _no_file(file: Path, folder: Path, field: str, name: str) -> TaskError:
 
 
 def task_test_patch(task_dir: str | Path) -> Path | None:
-    """The task's test.patch (the `test_patch:` field, else test.patch when present), reading task.yaml only.
+    """The test.patch the tests grader applies (the `test_patch:` field, else test.patch when present; none
+    when `show_tests: true` put it in the base), reading task.yaml only.
 
     For the tests grader, which runs once per trial: no validation, no walk of repo/."""
     folder = Path(task_dir).resolve()
     try:
         data = yaml.safe_load((folder / "task.yaml").read_bytes())
     except (OSError, yaml.YAMLError):
+        return None
+    if isinstance(data, dict) and data.get("show_tests") is True:
         return None
     name = data.get("test_patch", "test.patch") if isinstance(data, dict) else "test.patch"
     return _task_file(folder, name) if isinstance(name, str) else None

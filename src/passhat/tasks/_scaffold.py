@@ -26,7 +26,7 @@ tier: medium            # simple | medium | complex | very-complex: groups the r
 #   git: ../..          # a path (relative to this folder) or a URL
 #   commit: 0123abc...  # the full commit id
 
-# setup: pip install -e .   # run once per base at the repo root, before any agent; what it makes is base
+{test_patch}# setup: pip install -e .   # run once per base at the repo root, before any agent; what it makes is base
 # solution: solution.patch  # the reference fix (the default name); README.md here says how to make it
 # timeout_s: 600            # the agent's wall-clock deadline per trial; default: the provider's timeout_s
 # tags: [bugfix]            # free labels, for your own grouping
@@ -93,7 +93,7 @@ git -C work init -q && git -C work add -A
 git -C work -c user.name=passhat -c user.email=passhat@localhost commit -q --no-verify -m base
 ```
 
-then make the fix in `work/` (edit, add and delete files, run its tests), and record it:
+{held_out}then make the fix in `work/` (edit, add and delete files, run its tests), and record it:
 
 ```sh
 git -C work add -A && git -C work diff --cached --binary > solution.patch
@@ -105,9 +105,32 @@ valid: solution.patch passes every grader and the empty patch fails at least one
 """
 
 
-def scaffold(task_id: str, folder: str) -> dict[str, str]:
-    """The files of `passhat task new`: task.yaml and README.md (`folder` is how the user names the task folder)."""
+_TEST_PATCH_OFF = """\
+# test_patch: test.patch   # held-out tests: applied by the tests grader only, never shown to the agent
+"""
+_TEST_PATCH_ON = """\
+test_patch: test.patch     # held-out tests: applied by the tests grader only, never shown to the agent
+                           # (README.md here says how to make it; the agent sees only repo/'s tests)
+"""
+_HELD_OUT = """\
+then write the tests that show the bug in `work/` (new test files, or new cases in existing ones) and
+record them apart — the held-out tests: the tests grader applies them, the agent never sees them, so the
+prompt must say what behaviour is wanted:
+
+```sh
+git -C work add -A && git -C work diff --cached --binary > test.patch
+git -C work -c user.name=passhat -c user.email=passhat@localhost commit -q --no-verify -m tests
+```
+
+"""
+
+
+def scaffold(task_id: str, folder: str, held_out: bool = False) -> dict[str, str]:
+    """The files of `passhat task new`: task.yaml and README.md (`folder` is how the user names the task folder).
+    `held_out`: the task keeps the tests that show the bug in test.patch (README.md says how to make it)."""
     return {
-        "task.yaml": _SCAFFOLD_YAML.format(id=task_id, folder=folder),
-        "README.md": _SCAFFOLD_README.format(id=task_id, folder=folder),
+        "task.yaml": _SCAFFOLD_YAML.format(
+            id=task_id, folder=folder, test_patch=_TEST_PATCH_ON if held_out else _TEST_PATCH_OFF
+        ),
+        "README.md": _SCAFFOLD_README.format(id=task_id, folder=folder, held_out=_HELD_OUT if held_out else ""),
     }

@@ -1,7 +1,8 @@
 """Bases and sandboxes: the pinned starting point of every trial, and what a trial changed.
 
-A base is prepared once per task version (the task's files, `git init`, commit "base", run `setup`, commit
-what setup changed in tracked files) and cached under `<cache>/bases/<id>-<version>`. Once it is ready
+A base is prepared once per task version (the task's files, `git init`, its test.patch when it shows its tests,
+commit "base", run `setup`, commit what setup changed in tracked files) and cached under
+`<cache>/bases/<id>-<version>`. Once it is ready
 nothing writes in it again: git's automatic gc and maintenance are off there (a `git gc --auto` once
 deleted loose objects under a running trial), and the patch is collected with the index and new objects
 elsewhere. As root the base is given once to a uid of its own (`base_uid`): every trial and every grader
@@ -111,6 +112,8 @@ def prepare_base(task: Task, cache_root: Path) -> Base:
             git(building, "init", "-q", "-b", "main")
             for key, value in _BASE_CONFIG:
                 git(building, "config", key, value)
+            if task.show_tests and task.test_patch is not None:  # the agent starts with these tests
+                git(building, "apply", "--binary", "--whitespace=nowarn", "-", input=task.test_patch.read_bytes())
             git(building, "add", "-A")
             git(building, "commit", "-q", "--no-verify", "-m", "base")
             if task.setup:

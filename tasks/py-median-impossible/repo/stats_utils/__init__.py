@@ -1,0 +1,5 @@
+"""Small statistics helpers."""
+
+from stats_utils.median import median
+
+__all__ = ["median"]
