@@ -76,8 +76,9 @@ def _literal(node: ast.AST) -> tuple[bool, Any]:
 def _table(function: ast.FunctionDef) -> tuple[list[str], list[list[ast.expr]]]:
     """The argument names and rows of the function's `parametrize` decorator (empty when it has none)."""
     for decorator in function.decorator_list:
-        func = decorator.func if isinstance(decorator, ast.Call) else None
-        if not (isinstance(func, ast.Attribute) and func.attr == "parametrize" and len(decorator.args) >= 2):
+        if not isinstance(decorator, ast.Call) or len(decorator.args) < 2:
+            continue
+        if not (isinstance(decorator.func, ast.Attribute) and decorator.func.attr == "parametrize"):
             continue
         ok, names = _literal(decorator.args[0])
         names = [n.strip() for n in names.split(",")] if ok and isinstance(names, str) else names if ok else []
@@ -130,7 +131,10 @@ def _listed_ids(graders: tuple[dict[str, Any], ...]) -> list[tuple[str, str]]:
 def find_target(files: dict[str, bytes], graders: tuple[dict[str, Any], ...]) -> Target | None:
     """The task as the hacks see it, or None when no test file imports a module of the repo."""
     test_files = tuple(path for path in sorted(files) if _TEST_FILE.search(path))
-    module, names, cases, own_ids = None, (), [], []
+    module: str | None = None
+    names: tuple[str, ...] = ()
+    cases: list[tuple[str, str, str]] = []
+    own_ids: list[tuple[str, str]] = []
     for path in test_files:
         tree = _parse(files[path])
         if tree is None:

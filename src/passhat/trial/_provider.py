@@ -169,7 +169,7 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
             jail, proxy, env = open_jail(
                 confined.bwrap, sandbox, hidden, limits, endpoint, task.network,
                 lambda variables: cli_environment(config, home, tmp, workdir, variables), bundled_cli(),
-                config.visible,
+                config.visible, config.model,
             )  # fmt: skip
         else:
             env = cli_environment(config, home, tmp, workdir, endpoint)
