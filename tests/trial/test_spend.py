@@ -19,7 +19,7 @@ from passhat.trial._config import parse_config
 from passhat.trial._isolation import confinement
 from passhat.trial._limits import Limits
 from passhat.trial._provider import call_api
-from passhat.trial._spend import Spend, cost_usd, price
+from passhat.trial.spend import Spend, cost_usd, price
 
 needs_bwrap = pytest.mark.skipif(
     confinement("auto").bwrap is None, reason="bwrap cannot build a sandbox here: apt-get install bubblewrap"

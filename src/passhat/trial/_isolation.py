@@ -38,7 +38,7 @@ from typing import Literal
 from passhat._errors import PasshatError
 from passhat.trial._limits import Cgroups, Limits, chown_tree, make_cgroups
 from passhat.trial._proxy import ModelProxy, Witness, inside_variables, model_proxy
-from passhat.trial._spend import Spend, api_of
+from passhat.trial.spend import Spend, api_of
 
 Isolation = Literal["auto", "bwrap", "none"]
 ISOLATIONS = ("auto", "bwrap", "none")

@@ -14,7 +14,7 @@ both for that task. How each is enforced:
                overlay sandbox only what the trial wrote counts (the overlay's upper dir: new and changed
                files, one entry per deletion), not the shared base under it; on a copy, the whole tree
   patch_mb     the largest patch passhat will collect and store
-  model_requests  what one trial may ask of the model API through passhat's proxy (_spend.py): requests,
+  model_requests  what one trial may ask of the model API through passhat's proxy (trial/spend): requests,
   model_tokens    tokens (input, output, cache writes and reads, from the responses' usage) and dollars at
   model_usd       list prices; past one the proxy refuses every further request and the trial ends
                `status: limit`. The CLI's own requests count too: set them above what a real session spends

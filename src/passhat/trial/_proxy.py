@@ -26,7 +26,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from passhat.trial._inside import _pipe  # one relay loop, shared with the in-sandbox forwarder
-from passhat.trial._spend import Spend
+from passhat.trial.spend import Spend
 
 PLACEHOLDER_KEY = "passhat-proxy-holds-the-key"
 DEFAULT_API = "https://api.anthropic.com"
@@ -159,7 +159,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(411, "passhat: send a content-length")
             return
         body = self.rfile.read(int(length)) if length else b""
-        spend = proxy.spend  # the trial's caps and the CLI's request shape (_spend.py)
+        spend = proxy.spend  # the trial's caps and the CLI's request shape (trial/spend)
         if spend is not None and (refusal := spend.admit(self.command, self.path, body)) is not None:
             self._refuse(403, refusal)
             return
@@ -222,7 +222,7 @@ def _close(server: _Server) -> None:
 
 class ModelProxy:
     """Start with `start()`, stop with `stop()` (which removes the socket's folder, the proxy's own);
-    `witness` holds what it saw; `spend`, when set, caps what the trial may spend (_spend.py)."""
+    `witness` holds what it saw; `spend`, when set, caps what the trial may spend (trial/spend)."""
 
     spend: Spend | None = None
 

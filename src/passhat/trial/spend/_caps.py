@@ -1,5 +1,5 @@
-"""What one trial may spend of the team's model API: caps the model proxy enforces (_proxy.py), because code in the
-sandbox can send requests of its own to the model through it, on the team's key.
+"""What one trial may spend of the team's model API: caps the model proxy enforces (trial/_proxy.py), because code
+in the sandbox can send requests of its own to the model through it, on the team's key.
 
 Limits (`limits:` keys, see _limits.py): `model_requests` (every request forwarded), `model_tokens` (input, output,
 cache-write and cache-read tokens, as the responses' `usage` reports them) and `model_usd` (those tokens at list
@@ -45,6 +45,7 @@ _ALIASES = {  # the CLI's model aliases: a family, not one id
 }  # fmt: skip
 _USAGE = re.compile(rb'"(input_tokens|output_tokens|cache_creation_input_tokens|cache_read_input_tokens)":\s*(\d+)')
 _BEDROCK_BYTES = re.compile(rb'"bytes":"([A-Za-z0-9+/=]+)"')  # an event-stream frame's payload, base64 JSON
+_SAFE = re.compile(r"[^\w.:@/ -]")  # what a refusal message shows of what the agent sent
 _CARRY = 16384  # bytes of one chunk kept for the next: a usage field or frame split across chunks is still read
 _PATHS: dict[Api, re.Pattern[str]] = {
     "anthropic": re.compile(r"/v1/messages(/count_tokens)?"),
@@ -92,7 +93,6 @@ class Spend:
     tokens: int = 0
     usd: float = 0.0
     breached: str | None = None  # which cap the trial went past (the trial then ends `status: limit`)
-    refused: list[str] = field(default_factory=list)  # requests refused for their shape, as asked
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def _model_ok(self, model: str) -> bool:
@@ -110,12 +110,11 @@ class Spend:
         match = _PATHS[self.api].fullmatch(route)
         with self.lock:
             if method != "POST" or match is None:
-                self.refused.append(f"{method} {route}")
-                return f"passhat: {method} {route} is not a request the CLI makes; only its model API calls pass"
+                shown = _SAFE.sub("?", f"{method} {route}")[:200]  # the proxy's refusal is hand-made JSON
+                return f"passhat: {shown} is not a request the CLI makes; only its model API calls pass"
             model = _model(match, body)
             if model is not None and not self._model_ok(model):
-                self.refused.append(f"{method} {route} model {model}")
-                shown = re.sub(r"[^\w.:@/-]", "?", model)[:100]
+                shown = _SAFE.sub("?", model)[:100]
                 return f"passhat: model {shown} is not this trial's model ({self.model}); the request was refused"
             if self.breached is None and self.requests >= self.max_requests:
                 self.breached = f"model request limit (model_requests): more than {self.max_requests} requests"
