@@ -181,9 +181,11 @@ def test_an_agent_looping_requests_is_stopped_at_the_request_cap(tmp_path, fake_
         assert meta["status"] == "limit", meta
         assert "model request limit (model_requests): more than 8 requests" in meta["error"]
         assert codes[: cap - 1] == [200] * (cap - 1) and set(codes[cap - 1 :]) == {403}
+        assert meta["model_spend"]["requests"] == cap and meta["model_spend"]["over"] in meta["error"]
     else:  # the same loop, every request forwarded on the team's key
         assert meta["status"] == "ok", meta
         assert codes == [200] * 20
+        assert meta["model_spend"]["requests"] >= 21 and meta["model_spend"]["over"] is None  # the CLI's + 20
 
 
 @needs_bwrap
@@ -202,6 +204,8 @@ def test_an_agent_spending_tokens_is_stopped_at_the_token_and_dollar_caps(tmp_pa
         assert 403 in codes
     else:
         assert meta["status"] == "ok" and codes == [200] * 10, meta
+        # the scripted model's usage, read from its replies: at least the ~10,000 input tokens of each request
+        assert meta["model_spend"]["tokens"] >= 100_000 and meta["model_spend"]["usd"] >= 0.3  # 100,000 · $3/M
 
 
 @needs_bwrap

@@ -129,6 +129,11 @@ class Spend:
         name = _model(_PATHS[self.api].fullmatch(path.split("?", 1)[0]), body)
         return Meter(self if billed else None, name or self.model or "")
 
+    def totals(self) -> dict[str, int | float | str | None]:
+        """What the trial spent, for its record: requests forwarded, tokens, dollars at list prices, the cap hit."""
+        with self.lock:
+            return {"requests": self.requests, "tokens": self.tokens, "usd": round(self.usd, 6), "over": self.breached}
+
     def charge(self, model: str, usage: dict[str, int]) -> None:
         """Add one response's usage; past a cap, the trial is over its limit."""
         with self.lock:
