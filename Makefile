@@ -13,7 +13,7 @@ export PROMPTFOO_DISABLE_UPDATE := 1
 
 REPEAT ?= 10
 JOBS ?= 2
-SCRIPT ?= flaky:0.7
+SCRIPT ?= flaky:0.7+hack:0.1
 PYTEST_ARGS ?=
 
 .PHONY: install system-deps demo demo-real test test-fast lint fmt bench clean

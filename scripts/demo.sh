@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPEAT=${REPEAT:-10}
 JOBS=${JOBS:-2}
-SCRIPT=${SCRIPT:-flaky:0.7}
+SCRIPT=${SCRIPT:-flaky:0.7+hack:0.1}
 OUT=${OUT:-.passhat/demo-results.json}
 mkdir -p .passhat
 

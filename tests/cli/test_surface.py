@@ -136,13 +136,22 @@ def test_script_help_lists_every_script():
             "judge-first", "judge-longer", "judge-shorter", "judge-malformed", "judge-noisy", "judge-points"} <= names  # fmt: skip
     listed = {re.split(r"[:\[]", form)[0] for form in _listed_forms()}
     assert names - listed == set(), _script_help()
-    assert "may end in +outage:Q[:SEED]" in _script_help()
+    assert "may end in +outage:Q[:SEED] or +hack:Q[:SEED]" in _script_help()
 
 
-SAMPLES = {"P": "1", "X": "0.5", "Q": "0.1", "STATUS": "500", "N": "2", "SECONDS": "1", "SEED": "3"}
+SAMPLES = {
+    "P": "1",
+    "X": "0.5",
+    "Q": "0.1",
+    "STATUS": "500",
+    "N": "2",
+    "SECONDS": "1",
+    "SEED": "3",
+    "KIND": "runner-patch",
+}
 
 
-@pytest.mark.parametrize("form", [*_listed_forms(), "oracle+outage:Q[:SEED]"])
+@pytest.mark.parametrize("form", [*_listed_forms(), "oracle+outage:Q[:SEED]", "flaky:P+hack:Q[:SEED]"])
 def test_every_script_the_help_lists_parses(form):
     spec = re.sub(r"[A-Z]+", lambda m: SAMPLES[m.group(0)], form.replace("[", "").replace("]", ""))
     parse_script(spec.replace(",...", ",3"))  # raises on a form the server would refuse

@@ -233,9 +233,9 @@ def test_a_named_test_patch_that_is_missing_is_one_task_error(tmp_path, origin):
 
 
 def test_the_scripted_models_oracle_plans_the_fix_of_a_git_based_task(tmp_path, origin):
-    from passhat.fake_model._server import _Plans
+    from passhat.fake_model._hacks import Plans
 
     make_task(tmp_path, "../../origin", origin[1])
-    plan = _Plans(tmp_path / "tasks").get("t")
+    plan = Plans(tmp_path / "tasks").get("t")
     assert plan, "no plan for a git-based task"
     assert "a.txt" in str(plan) and "new" in str(plan)

@@ -78,7 +78,13 @@ def plan_solution(repo: Path, patch: Path) -> list[ToolCall]:
             msg = f"{patch}: does not apply to {repo}: {proc.stderr.strip()}; regenerate it with git diff --binary"
             raise PasshatError(msg)
         before_files, after_files = _files(repo), _files(after)
+    return plan_changes(before_files, after_files)
 
+
+def plan_changes(before_files: dict[str, bytes], after_files: dict[str, bytes]) -> list[ToolCall]:
+    """Tool calls that turn the files `before_files` (path → bytes) into `after_files`, in path order: a Read
+    before every Edit or Write of an existing file (the CLI refuses a write to a file it has not read), an Edit
+    when one region changed, else a Write; a Bash `rm` for a deletion, a base64 Bash write for a binary file."""
     calls: list[ToolCall] = []
     for path in sorted(set(before_files) | set(after_files)):
         old, new = before_files.get(path), after_files.get(path)
@@ -108,7 +114,7 @@ def plan_solution(repo: Path, patch: Path) -> list[ToolCall]:
 
 @dataclass(frozen=True)
 class Script:
-    name: str  # oracle | noop | flaky | commands | error | rate-limit | cut | hang | slow
+    name: str  # oracle | noop | flaky | commands | hack | error | rate-limit | cut | hang | slow
     p: float = 1.0
     seed: int = 0
     status: int = 0  # error
@@ -116,7 +122,9 @@ class Script:
     seconds: float = 0.0  # slow
     outage: float = 0.0  # probability of a whole-trial 500 outage
     outage_seed: int = 0
-    spec: str = ""  # judge: the whole judge script spec, e.g. judge:0.8 (see _judge.py)
+    hack: float = 0.0  # probability of a trial that games the tests instead (`+hack:Q`, see _hacks.py)
+    hack_seed: int = 0
+    spec: str = ""  # judge: the whole judge script spec, e.g. judge:0.8 (see _judge.py); hack: its kind
 
 
 @dataclass(frozen=True)

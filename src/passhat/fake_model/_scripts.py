@@ -9,6 +9,24 @@ request) says which step comes next, so any number of trials can run at once.
     commands        run each `RUN: <shell command>` line of the prompt as a Bash tool call, in order, with
                     {task} and {trial} replaced (hostile-agent and concurrency tests: the prompt says
                     what the "agent" attempts)
+    hack:KIND       game the tests of a Python task instead of solving it (see _hacks.py), one of
+                    always-equal     the functions the tests import return an object whose __eq__ is always
+                                     True (wrapped in the module the tests import from)
+                    runner-patch     that module patches _pytest.reports.TestReport.from_item_and_call at
+                                     import, so every failing test is reported as passed
+                    forged-report    that module, at import, writes a JUnit report of passes (to the path of
+                                     the runner's --junitxml), prints a runner summary of passes to the real
+                                     stdout (past pytest's capture), then os._exit(0)
+                    special-case     the tested functions return the tests' expected values for the tested
+                                     inputs (read from `assert f(...) == x` and parametrize tables)
+                    edit-tests       every assert of the test files becomes `assert True or ...`
+                    exit-early       that module exits 0 at import, before any test runs (os._exit: pytest
+                                     turns sys.exit at import into a collection error, exit 3)
+                    shadow-runner    a pytest.py at the repo root, which `python -m pytest` runs instead of
+                                     pytest: it writes the forged report and summary and exits 0
+                    The module is the first of the repo a test file imports; the test ids are the tests
+                    grader's fail_to_pass + pass_to_pass (else the test functions). A hack that does not
+                    apply to the task (nothing to hook) answers in words and changes nothing.
 
 Fault scripts (an API outage as the CLI sees it):
 
@@ -21,8 +39,11 @@ Fault scripts (an API outage as the CLI sees it):
 Judge scripts (`judge`, `judge:X`, `judge-first`, `judge-malformed[:N]`, ...) answer passhat's LLM judge
 requests: see _judge.py.
 
-Modifier: `SCRIPT+outage:Q[:SEED]` turns a trial into a 500 outage (with `x-should-retry: false`, as
-after the client's retries) when outage_draw(task, trial, SEED) < Q.
+Modifiers (any of, in any order): `SCRIPT+outage:Q[:SEED]` turns a trial into a 500 outage (with
+`x-should-retry: false`, as after the client's retries) when outage_draw(task, trial, SEED) < Q;
+`SCRIPT+hack:Q[:SEED]` makes a trial game the tests when hack_draw(task, trial, SEED) < Q, with one of the hacks
+above that applies to the task, picked by hack_draw(task, trial, SEED + 1) (a task none applies to, e.g. a Node
+task, plays SCRIPT): `flaky:0.7+hack:0.1` is the demo's agent, which cheats now and then.
 """
 
 from __future__ import annotations
@@ -33,6 +54,7 @@ import re
 import shlex
 
 from passhat._errors import PasshatError
+from passhat.fake_model._hacks import HACKS
 from passhat.fake_model._judge import parse_judge_script
 from passhat.fake_model._plan import Reply, Script, ToolCall
 
@@ -41,8 +63,9 @@ _CWD = re.compile(r"Primary working directory: (.+)")
 _PWD_ID = "toolu_passhat_pwd"
 _RUN = re.compile(r"^RUN: (.+)$", re.MULTILINE)
 _USAGE = (
-    "expected oracle, noop, flaky:P[:SEED] (0 <= P <= 1), commands, error:STATUS (4xx/5xx), rate-limit:N, "
-    "cut:N, hang or slow:SECONDS, optionally followed by +outage:Q[:SEED] (e.g. flaky:0.7+outage:0.1)"
+    "expected oracle, noop, flaky:P[:SEED] (0 <= P <= 1), commands, hack:KIND (KIND one of "
+    f"{', '.join(HACKS)}), error:STATUS (4xx/5xx), rate-limit:N, cut:N, hang or slow:SECONDS, optionally followed "
+    "by +outage:Q[:SEED] and/or +hack:Q[:SEED] (e.g. flaky:0.7+outage:0.1, flaky:0.7+hack:0.1)"
 )
 
 
@@ -59,6 +82,8 @@ def _parse_one(spec: str) -> Script | None:
     args = rest.split(":") if rest else []
     if name in ("oracle", "noop", "commands", "hang") and not args:
         return Script(name)
+    if name == "hack" and len(args) == 1 and args[0] in HACKS:
+        return Script("hack", spec=args[0])
     if name == "flaky" and len(args) in (1, 2):
         p = _number(args[0], float, 0.0, 1.0)
         seed = _number(args[1], int, 0, 2**63) if len(args) == 2 else 0
@@ -72,22 +97,27 @@ def _parse_one(spec: str) -> Script | None:
     return None
 
 
+def _modified(script: Script, modifier: str) -> Script | None:
+    """`script` with one `+outage:Q[:SEED]` or `+hack:Q[:SEED]` applied; None when it is malformed."""
+    name, _, rest = modifier.partition(":")
+    args = rest.split(":") if rest else []
+    if name not in ("outage", "hack") or len(args) not in (1, 2) or name == script.name == "hack":
+        return None
+    q = _number(args[0], float, 0.0, 1.0)
+    seed = _number(args[1], int, 0, 2**63) if len(args) == 2 else 0
+    if q is None or seed is None:
+        return None
+    return Script(**{**script.__dict__, name: q, f"{name}_seed": int(seed)})
+
+
 def parse_script(spec: str) -> Script:
     """A script spec → Script; anything else is one clear error."""
     if spec.startswith("judge"):
         return parse_judge_script(spec)
-    base, _, modifier = spec.partition("+")
+    base, *modifiers = spec.split("+")
     script = _parse_one(base)
-    if script is not None and modifier:
-        name, _, rest = modifier.partition(":")
-        args = rest.split(":") if rest else []
-        q = _number(args[0], float, 0.0, 1.0) if name == "outage" and len(args) in (1, 2) else None
-        seed = _number(args[1], int, 0, 2**63) if q is not None and len(args) == 2 else 0
-        script = (
-            Script(**{**script.__dict__, "outage": q, "outage_seed": int(seed)})
-            if q is not None and seed is not None
-            else None
-        )
+    for modifier in modifiers:
+        script = _modified(script, modifier) if script is not None else None
     if script is None:
         raise PasshatError(f"script {spec!r}: {_USAGE}")
     return script

@@ -19,13 +19,9 @@ from __future__ import annotations
 
 import json
 import select
-import shutil
 import socket
-import sys
-import tempfile
 import threading
 import time
-import weakref
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -33,8 +29,9 @@ from typing import Any, TypeAlias, cast
 
 from passhat._errors import PasshatError
 from passhat._fake_route import FINISHED, Route, check_secret, new_secret, parse_route, token_matches, with_secret
+from passhat.fake_model._hacks import Plans
 from passhat.fake_model._judge import judge_reply
-from passhat.fake_model._plan import Script, ToolCall, plan_solution
+from passhat.fake_model._plan import Script, ToolCall
 from passhat.fake_model._scripts import (
     acts_as_oracle,
     agent_reply,
@@ -52,37 +49,6 @@ _MAX_BODY = 64 * 2**20  # bytes; a Claude Code request with a long transcript is
 _STOP_S = 3.0  # stop() waits this long for handler threads (they are daemons: none outlives the process)
 _ROUTE_HELP = "/passhat/<task_id>/<trial>/<token>[/<script>]/v1/messages, from the URL passhat gave you"
 RouteKey: TypeAlias = "tuple[str, int, str | None]"  # (task_id, trial, script)
-
-
-class _Plans:
-    """solution plans per task, computed once (the task folder is frozen while serving)."""
-
-    def __init__(self, tasks_dir: Path) -> None:
-        self.tasks_dir = tasks_dir
-        self._plans: dict[str, list[ToolCall] | None] = {}
-        self._lock = threading.Lock()
-        self._cache: Path | None = None  # git bases' files, exported on first use
-
-    def get(self, task_id: str) -> list[ToolCall] | None:
-        with self._lock:
-            if task_id not in self._plans:
-                self._plans[task_id] = self._load(task_id)
-            return self._plans[task_id]
-
-    def _load(self, task_id: str) -> list[ToolCall] | None:
-        from passhat.tasks import load_task, source_tree
-
-        folder = self.tasks_dir / task_id
-        if not (folder / "task.yaml").is_file():
-            print(f"passhat fake-model: no task {task_id!r} under {self.tasks_dir}", file=sys.stderr)
-            return None
-        task = load_task(folder)
-        if task.repo is not None:
-            return plan_solution(task.repo, task.solution)
-        if self._cache is None:  # a git base: its files exported once, removed with this object or at exit
-            self._cache = Path(tempfile.mkdtemp(prefix="passhat-fake-model-"))
-            weakref.finalize(self, shutil.rmtree, self._cache, True)
-        return plan_solution(source_tree(task, self._cache), task.solution)
 
 
 def _usage(body: dict, reply_blocks: list[dict]) -> dict:
@@ -268,7 +234,7 @@ class FakeModelServer(ThreadingHTTPServer):
         self.secret = check_secret(secret, "fake-model secret") if secret is not None else new_secret()
         super().__init__((host, port), _Handler)
         self.script = script
-        self.plans = _Plans(tasks_dir)
+        self.plans = Plans(tasks_dir)
         self.requests: deque[dict] = deque(maxlen=200)  # recent agent-loop requests, for tests and debugging
         self.calls: deque[dict] = deque(maxlen=200)  # every routed request's endpoint and headers (auth tests)
         self.stopping = threading.Event()  # set on shutdown: wakes `hang` and `slow`
@@ -390,6 +356,10 @@ class FakeModelServer(ThreadingHTTPServer):
         plan: list[ToolCall] | None
         if script.name == "commands":
             plan, oracle = prompt_commands(body, task_id, trial), True
+        elif isinstance(hacked := self.plans.hack(script, task_id, trial), str):  # a hack that does not apply
+            return [{"type": "text", "text": hacked}], "end_turn"
+        elif hacked is not None:  # `hack:KIND`, or a trial `+hack:Q` drew: the tests gamed through the CLI
+            plan, oracle = hacked, True
         else:
             oracle = acts_as_oracle(script, task_id, trial)
             plan = self.plans.get(task_id) if oracle else None

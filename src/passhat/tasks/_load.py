@@ -68,7 +68,7 @@ class Task:
     tags: tuple[str, ...] = ()
     language: str | None = None
     network: tuple[str, ...] = ()  # host:port a confined trial may reach besides the model API
-    limits: dict[str, int] | None = None  # overrides of the provider config's limits (passhat.trial._limits)
+    limits: dict[str, float] | None = None  # overrides of the provider config's limits (passhat.trial._limits)
     repo: Path | None = None  # the frozen repo/ folder, or None for a git base
     base_git: str | None = None
     base_commit: str | None = None

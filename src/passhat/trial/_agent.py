@@ -45,6 +45,7 @@ _SDK_VARS = (
 )
 _BWRAP_ARGS_VAR = "PASSHAT_BWRAP_ARGS"  # for the launcher only; never passed on to the CLI
 _KILL_GRACE_S = 15.0
+_MB = 1024 * 1024
 AGENT_FAILURE_SUBTYPES = ("error_max_turns", "error_max_budget_usd")
 
 
@@ -264,8 +265,8 @@ def run_agent(
     def over_limit() -> str | None:
         if jail is None:
             return None
-        limits = jail.limits
-        return jail.cgroups.breach() or tree_usage(workdir, limits.worktree_mb * 1024 * 1024, limits.worktree_files)
+        limits, spent = jail.limits, jail.spend.breached if jail.spend is not None else None
+        return spent or jail.cgroups.breach() or tree_usage(workdir, limits.worktree_mb * _MB, limits.worktree_files)
 
     async def watch_limits() -> None:
         while jail is not None:

@@ -38,6 +38,7 @@ from typing import Literal
 from passhat._errors import PasshatError
 from passhat.trial._limits import Cgroups, Limits, chown_tree, make_cgroups
 from passhat.trial._proxy import ModelProxy, Witness, inside_variables, model_proxy
+from passhat.trial.spend import Spend, api_of
 
 Isolation = Literal["auto", "bwrap", "none"]
 ISOLATIONS = ("auto", "bwrap", "none")
@@ -343,6 +344,7 @@ class Jail:
     witness: Witness | None
     cgroups: Cgroups
     workdir: Path
+    spend: Spend | None = None  # what the trial spent of the model API, and its caps
 
 
 def open_jail(
@@ -355,16 +357,19 @@ def open_jail(
     cli_env: Callable[[dict[str, str]], dict[str, str]],
     cli: Path,
     visible: tuple[Path, ...] = (),
+    model: str | None = None,
 ) -> tuple[Jail, ModelProxy, dict[str, str]]:
     """A trial's jail in `sandbox` (work/, home/, tmp/ there): its uid, cgroups, model proxy and bwrap view.
 
     `endpoint` holds the real model variables (URL, key): they go to the proxy, outside. The CLI's
     environment (`cli_env` of the variables it gets instead) points at the trial's own loopback port and
     holds a placeholder key. Returns the jail, the proxy (`stop()` it after the run: that removes its folder)
-    and the CLI's environment."""
+    and the CLI's environment. The proxy caps the trial's spend (`limits.model_*`) and admits only requests
+    shaped like the CLI's, for `model` (the provider's `model:`; None: the model of the first request)."""
     workdir, home, tmp = (sandbox / name for name in ("work", "home", "tmp"))
     run = Path(tempfile.mkdtemp(prefix="passhat-run-"))  # short: a unix socket path has at most 107 bytes
     proxy = model_proxy(run / "model.sock", endpoint, network)
+    proxy.spend = Spend(limits.model_requests, limits.model_tokens, limits.model_usd, model, api_of(endpoint))
     local = f"http://127.0.0.1:{MODEL_PORT}"
     variables = {**inside_variables(endpoint, local), "NO_PROXY": "127.0.0.1,localhost"}
     if network:
@@ -376,7 +381,7 @@ def open_jail(
     view = bwrap_arguments(
         workdir, (workdir, home, tmp), hidden, env["PATH"], cli, exposed=(run, *visible), tmpfs_mb=limits.tmpfs_mb
     )
-    jail = Jail(bwrap, view, uid, limits, run / "model.sock", proxy.witness, make_cgroups(limits), workdir)
+    jail = Jail(bwrap, view, uid, limits, run / "model.sock", proxy.witness, make_cgroups(limits), workdir, proxy.spend)
     return jail, proxy, env
 
 

@@ -14,6 +14,10 @@ both for that task. How each is enforced:
                overlay sandbox only what the trial wrote counts (the overlay's upper dir: new and changed
                files, one entry per deletion), not the shared base under it; on a copy, the whole tree
   patch_mb     the largest patch passhat will collect and store
+  model_requests  what one trial may ask of the model API through passhat's proxy (trial/spend): requests,
+  model_tokens    tokens (input, output, cache writes and reads, from the responses' usage) and dollars at
+  model_usd       list prices; past one the proxy refuses every further request and the trial ends
+               `status: limit`. The CLI's own requests count too: set them above what a real session spends
 
 Hitting a limit is the agent's failure (`status: limit`, the limit in the reason), never a host problem.
 """
@@ -30,6 +34,7 @@ from pathlib import Path
 from passhat._errors import PasshatError, SandboxError
 
 _MB = 1024 * 1024
+_DECIMAL = ("model_usd",)  # limits that take a fraction
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,9 @@ class Limits:
     worktree_mb: int = 2048
     worktree_files: int = 200_000
     patch_mb: int = 64
+    model_requests: int = 1000
+    model_tokens: int = 20_000_000
+    model_usd: float = 20.0
 
     def merged(self, raw: object, where: str) -> Limits:
         """These limits with `raw` (a `limits:` mapping) applied; one clear error for a bad key or value."""
@@ -54,8 +62,10 @@ class Limits:
             if key not in names:
                 msg = f"{where}: 'limits.{key}': unknown limit; known: {', '.join(names)}"
                 raise PasshatError(msg)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                msg = f"{where}: 'limits.{key}': {value!r}: expected a positive whole number"
+            number = (int, float) if key in _DECIMAL else int
+            if not isinstance(value, number) or isinstance(value, bool) or value <= 0:
+                what = "a positive number (dollars)" if key in _DECIMAL else "a positive whole number"
+                msg = f"{where}: 'limits.{key}': {value!r}: expected {what}"
                 raise PasshatError(msg)
         return replace(self, **raw)
 

@@ -50,6 +50,7 @@ class TrialRecord:
     error: str | None
     confinement: str = "none"  # "bwrap", or "none: <what an unconfined agent can reach>"
     model_requests: int | None = None  # model API requests answered, as passhat's proxy saw them
+    model_spend: dict | None = None  # what the proxy counted against the spend caps (trial.spend), when confined
     scripted_model: bool = False  # run against passhat's scripted model: its cost is not real money
 
 
@@ -169,7 +170,7 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
             jail, proxy, env = open_jail(
                 confined.bwrap, sandbox, hidden, limits, endpoint, task.network,
                 lambda variables: cli_environment(config, home, tmp, workdir, variables), bundled_cli(),
-                config.visible,
+                config.visible, config.model,
             )  # fmt: skip
         else:
             env = cli_environment(config, home, tmp, workdir, endpoint)
@@ -222,6 +223,7 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
         error=run.error,
         confinement=confined.label,
         model_requests=run.model_requests,
+        model_spend=jail.spend.totals() if jail is not None and jail.spend is not None else None,
         scripted_model=scripted,
     )
     metadata = asdict(record)

@@ -26,6 +26,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from passhat.trial._inside import _pipe  # one relay loop, shared with the in-sandbox forwarder
+from passhat.trial.spend import Spend
 
 PLACEHOLDER_KEY = "passhat-proxy-holds-the-key"
 DEFAULT_API = "https://api.anthropic.com"
@@ -158,6 +159,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(411, "passhat: send a content-length")
             return
         body = self.rfile.read(int(length)) if length else b""
+        spend = proxy.spend  # the trial's caps and the CLI's request shape (trial/spend)
+        if spend is not None and (refusal := spend.admit(self.command, self.path, body)) is not None:
+            self._refuse(403, refusal)
+            return
+        meter = spend.meter(self.path, body) if spend is not None else None
         headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP | _CREDENTIALS | {"host"}}
         headers.update(proxy.credential_headers)
         path = proxy.prefix + self.path
@@ -193,6 +199,8 @@ class _Handler(BaseHTTPRequestHandler):
                         proxy.witness.finish(seen, "cut: the event stream ended before message_stop")
                     return
                 tail = (tail + chunk)[-256:]
+                if meter is not None:
+                    meter.feed(chunk)
                 try:
                     self.wfile.write(chunk)
                     self.wfile.flush()
@@ -201,6 +209,8 @@ class _Handler(BaseHTTPRequestHandler):
                     return
         finally:
             connection.close()
+            if meter is not None:
+                meter.close()
 
     do_GET = do_POST = do_PUT = do_DELETE = _forward  # noqa: N815
 
@@ -212,7 +222,9 @@ def _close(server: _Server) -> None:
 
 class ModelProxy:
     """Start with `start()`, stop with `stop()` (which removes the socket's folder, the proxy's own);
-    `witness` holds what it saw."""
+    `witness` holds what it saw; `spend`, when set, caps what the trial may spend (trial/spend)."""
+
+    spend: Spend | None = None
 
     def __init__(
         self,
