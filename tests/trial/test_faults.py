@@ -143,6 +143,7 @@ def test_an_unwritable_state_dir_is_one_line_with_task_and_repeat(tmp_path, fake
         "repeat_index": 4,
         "status": "infra_error",
         "scripted_model": True,
+        "rateLimitKind": "quota",  # promptfoo's scheduler never reruns it (issue 23)
     }
     assert "\n" not in response["error"] and "Traceback" not in response["error"]
     assert "make the state dir" in response["error"] and str(blocker) in response["error"]

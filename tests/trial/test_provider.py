@@ -137,6 +137,7 @@ def test_sandbox_setup_failure_is_an_infrastructure_error(tmp_path, fake_model, 
         "repeat_index": 1,
         "status": "infra_error",
         "scripted_model": True,
+        "rateLimitKind": "quota",  # promptfoo's scheduler never reruns it (issue 23)
     }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import traceback
 import uuid
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -243,10 +244,24 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
     return response
 
 
+# Promptfoo's adaptive scheduler reruns a call whose `error` holds "429" or "rate limit" (up to 4 times, then puts
+# its own RateLimitExhaustedError in the row, metadata gone) unless the response says the limit is not retryable.
+# A passhat trial already had the CLI's own retries, and its error may hold "429" anywhere (the proxy's evidence,
+# a folder name): no error row of passhat's is ever rerun behind the user's back (issue 23).
+NOT_RETRYABLE = {"rateLimitKind": "quota"}
+
+
 def call_api(prompt: str, options: dict, context: dict) -> dict:
-    """Promptfoo's entry point. Bad configuration is a one-line `error`, never a traceback."""
+    """Promptfoo's entry point. Bad configuration is a one-line `error`, never a traceback; every error row is
+    marked so that Promptfoo never reruns it (NOT_RETRYABLE): each (task, repeat) runs once unless the user asks."""
     try:
-        return run_trial(prompt, (options or {}).get("config") or {}, context or {})
+        response = run_trial(prompt, (options or {}).get("config") or {}, context or {})
     except PasshatError as error:
         print(f"passhat: error: {error}", file=sys.stderr)
-        return {"error": f"passhat: {error}"}
+        response = {"error": f"passhat: {error}"}
+    except Exception as error:  # a bug of ours: say so once, and still never let Promptfoo rerun the trial
+        traceback.print_exc(file=sys.stderr)
+        response = {"error": f"passhat: internal error ({type(error).__name__}: {error}); traceback on stderr"}
+    if "error" in response:
+        response["metadata"] = {**(response.get("metadata") or {}), **NOT_RETRYABLE}
+    return response
