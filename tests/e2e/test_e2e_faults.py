@@ -137,3 +137,6 @@ def test_a_403_after_the_scripted_model_restarted_is_an_infra_error_through_retr
     assert main(["report", str(tmp_path / "results.json"), "--format", "json", "--k", "1"]) == 0
     task = json.loads(capsys.readouterr().out)["tasks"][0]
     assert (task["n"], task["errors"]) == (0, repeat)
+    [reason] = task["infra_error_reasons"]  # one cause, counted once per trial, its fix whole with the real --repeat
+    assert reason["count"] == repeat and "--secret-file" in reason["reason"]
+    assert reason["reason"].endswith(f"`promptfoo eval --retry-errors --repeat {repeat}` runs the refused trials again")
