@@ -162,7 +162,7 @@ class EndpointHealth:
         )
         return (
             f"the model endpoint {endpoint.label} gave no answer to the last {count} trials (first error: "
-            f"{data.get('first')}) and still does not: {found.problem}; this trial was not started{fix}"
+            f"{data.get('first')}), so this trial was not started; it still does not: {found.problem}{fix}"
         )
 
     def record(self, unreachable: str | None) -> None:
