@@ -308,7 +308,8 @@ def test_what_the_agent_breaks_is_its_failure_not_an_infra_error(tmp_path, fake_
 def test_a_model_api_that_fails_is_still_an_infra_error(tmp_path, fake_model):
     response = attack(tmp_path, fake_model, ["true"], check=False, fake_script="error:500", max_retries=0)
     assert response["metadata"]["status"] == "infra_error"
-    assert "the model API never answered" in response["error"] and "500" in response["error"]
+    assert "the model API at http://127.0.0.1:" in response["error"] and "never answered" in response["error"]
+    assert "500" in response["error"]
 
 
 # --- 1, 3, 5: the tests grader's run of the agent's code is confined like the trial ------------

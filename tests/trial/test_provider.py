@@ -171,4 +171,5 @@ def test_no_model_without_fake_url_or_explicit_opt_in(tmp_path, monkeypatch):
 
 def test_call_api_returns_an_error_for_bad_config_not_a_traceback(tmp_path):
     response = call_api("x", {"config": {"basePath": str(tmp_path), "nope": 1}}, {"vars": {"task_id": "py-median"}})
-    assert response == {"error": response["error"]} and "field 'nope'" in response["error"]
+    assert response == {"error": response["error"], "metadata": {"rateLimitKind": "quota"}}  # never rerun
+    assert "field 'nope'" in response["error"]
