@@ -125,6 +125,38 @@ def isolated_git_env(git_dir: Path, workdir: Path, scratch: Path) -> dict[str, s
     }
 
 
+def streaming_big_files(env: dict[str, str], max_bytes: int) -> dict[str, str]:
+    """`env` with core.bigFileThreshold = max_bytes: git streams a larger file (add hashes it in chunks) instead
+    of holding it whole in memory; `staged_sizes` then finds it before any diff loads it."""
+    n = len(_CONFIG)
+    extra = {f"GIT_CONFIG_KEY_{n}": "core.bigFileThreshold", f"GIT_CONFIG_VALUE_{n}": str(max_bytes)}
+    return {**env, "GIT_CONFIG_COUNT": str(n + 1), **extra}
+
+
+def not_ignored(workdir: Path, paths: list[bytes], env: dict[str, str]) -> list[bytes]:
+    """The paths git would add: those no ignore rule of the tree matches (tracked or not: `--no-index`)."""
+    plain = {k: v for k, v in env.items() if k != "GIT_LITERAL_PATHSPECS"}  # check-ignore takes only :(top)
+    asked = b"".join(b":(top)" + path + b"\0" for path in paths)
+    found = git(workdir, "check-ignore", "--no-index", "-z", "--stdin", input=asked, env=plain, ok_codes=(0, 1))
+    ignored = set(found.split(b"\0"))
+    return [path for path in paths if b":(top)" + path not in ignored]
+
+
+def staged_sizes(workdir: Path, commit: str, paths: tuple[str, ...], env: dict[str, str]) -> list[tuple[bytes, int]]:
+    """(path, size of its staged blob) for each path the index changes against `commit`; 0 for a deletion or
+    a nested repository (a gitlink). Reads object headers only, never a file or a blob."""
+    raw = git(workdir, "diff", "--cached", "--no-renames", "--raw", "-z", "--no-abbrev", commit, *paths, env=env)
+    fields = raw.split(b"\0")
+    entries = []
+    for header, path in zip(fields[0::2], fields[1::2], strict=False):
+        if header.startswith(b":"):
+            _, mode, _, blob, _ = header[1:].split(b" ")
+            entries.append((path, None if mode in (b"000000", b"160000") else blob))
+    asked = b"".join(blob + b"\n" for _, blob in entries if blob)
+    sizes = iter(git(workdir, "cat-file", "--batch-check=%(objectsize)", input=asked, env=env).split() if asked else [])
+    return [(path, int(next(sizes)) if blob else 0) for path, blob in entries]
+
+
 # --- what an overlay's upper dir says changed -------------------------------------------------------
 
 _MAX_PATHSPECS = 4000  # more changed paths than this: git walks the whole tree (same patch, no huge argv)
