@@ -125,12 +125,10 @@ def isolated_git_env(git_dir: Path, workdir: Path, scratch: Path) -> dict[str, s
     }
 
 
-def streaming_big_files(env: dict[str, str], max_bytes: int) -> dict[str, str]:
-    """`env` with core.bigFileThreshold = max_bytes: git streams a larger file (add hashes it in chunks) instead
-    of holding it whole in memory; `staged_sizes` then finds it before any diff loads it."""
-    n = len(_CONFIG)
-    extra = {f"GIT_CONFIG_KEY_{n}": "core.bigFileThreshold", f"GIT_CONFIG_VALUE_{n}": str(max_bytes)}
-    return {**env, "GIT_CONFIG_COUNT": str(n + 1), **extra}
+def streaming(max_bytes: int) -> tuple[str, str]:
+    """git's options to stream a file larger than max_bytes (`add` hashes it in chunks, core.bigFileThreshold)
+    instead of holding it whole in memory; `staged_sizes` then finds it before any diff loads it."""
+    return ("-c", f"core.bigFileThreshold={max_bytes}")
 
 
 def not_ignored(workdir: Path, paths: list[bytes], env: dict[str, str]) -> list[bytes]:
@@ -220,8 +218,9 @@ def upper_changes(upper: Path, lower: Path) -> Changes | None:
     return Changes(present, deleted)
 
 
-def stage_changes(workdir: Path, commit: str, changes: Changes, env: dict[str, str]) -> None:
-    """Index = the base commit's entries at the changed paths, then the work tree's state there."""
+def stage_changes(workdir: Path, commit: str, changes: Changes, env: dict[str, str], max_bytes: int) -> None:
+    """Index = the base commit's entries at the changed paths, then the work tree's state there (a file over
+    max_bytes streamed, never held whole)."""
     listed = b"".join(path + b"\0" for path in [*changes.present, *changes.deleted])
     spec = ("--pathspec-from-file=-", "--pathspec-file-nul")
     git(workdir, "reset", "-q", "--no-refresh", commit, *spec, input=listed, env=env)
@@ -236,4 +235,4 @@ def stage_changes(workdir: Path, commit: str, changes: Changes, env: dict[str, s
         )
         kept = b"".join(path + b"\0" for path in changes.present if b":(top)" + path not in ignored)
         if kept:
-            git(workdir, "add", "-A", *spec, input=kept, env=env)
+            git(workdir, *streaming(max_bytes), "add", "-A", *spec, input=kept, env=env)

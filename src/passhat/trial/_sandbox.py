@@ -39,7 +39,7 @@ from passhat.trial._git import (
     not_ignored,
     stage_changes,
     staged_sizes,
-    streaming_big_files,
+    streaming,
     upper_changes,
 )
 from passhat.trial._limits import Limits, chown_tree, oversized, track_writes, tree_usage, written
@@ -350,7 +350,7 @@ def collect_outcome(
         return Outcome(b"", ())
     cap = limits.patch_mb * _MB  # no file over it is ever read on the host, nor held whole by git
     with tempfile.TemporaryDirectory(prefix="collect-", dir=workdir.parent) as scratch:
-        env = streaming_big_files(isolated_git_env(git_dir or base.path / ".git", workdir, Path(scratch)), cap)
+        env = isolated_git_env(git_dir or base.path / ".git", workdir, Path(scratch))
         try:
             written = changes.present if changes is not None else (b"",)
             big = oversized(upper or workdir, cap, written, None if upper is not None else base.path)
@@ -358,9 +358,9 @@ def collect_outcome(
             _refuse_big(not_ignored(workdir, [path for path, _ in big], env) if big else [], dict(big), limits, unread)
             if changes is None:
                 shutil.copyfile(base.path / ".git" / "index", env["GIT_INDEX_FILE"])
-                git(workdir, "add", "-A", env=env)
+                git(workdir, *streaming(cap), "add", "-A", env=env)
             else:
-                stage_changes(workdir, base.commit, changes, env)
+                stage_changes(workdir, base.commit, changes, env, cap)
             paths = () if changes is None else ("--", *map(os.fsdecode, [*changes.present, *changes.deleted]))
             staged = staged_sizes(workdir, base.commit, paths, env)  # a big file git streamed: refused unread
             streamed = "git hashed it in chunks, and nothing diffed it"
