@@ -75,11 +75,10 @@ def test_the_written_entry_file_is_what_promptfoo_calls(repo, monkeypatch, capsy
         assert path == str(repo / "passhat_promptfoo.py") and callable(getattr(module, function))
 
 
-def test_passhat_validate_accepts_what_init_wrote(repo, monkeypatch, capsys):
+def test_passhat_validate_accepts_what_init_wrote(repo, monkeypatch, capsys, fake_model):
     assert main(["init", str(repo)]) == 0
     capsys.readouterr()
-    for name, value in FAKE.items():
-        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("PASSHAT_FAKE_MODEL_URL", fake_model.url)  # validate probes it
     assert main(["validate", str(repo / "promptfooconfig.yaml")]) == 0
     out = capsys.readouterr().out
     assert "provider claude-code: config ok" in out and "ok: ready to run" in out

@@ -76,9 +76,9 @@ CASES = [
 
 @pytest.mark.parametrize(("where", "argv", "code", "fragments", "writes"),
                          [pytest.param(*case[1:], id=case[0]) for case in CASES])  # fmt: skip
-def test_default_invocation_from_another_cwd(project, where, argv, code, fragments, writes):
+def test_default_invocation_from_another_cwd(project, fake_model, where, argv, code, fragments, writes):
     cwd = project / where
-    done = passhat(argv, cwd, PASSHAT_FAKE_MODEL_URL=f"http://passhat:{'0' * 64}@127.0.0.1:9")
+    done = passhat(argv, cwd, PASSHAT_FAKE_MODEL_URL=fake_model.url)  # validate probes it
     assert done.returncode == code, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     for fragment in fragments:

@@ -6,17 +6,32 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, TASKS
 
 from passhat.cli import main
+from passhat.fake_model import start_in_thread
 
 SECRET = "0" * 64
-FAKE = {"PASSHAT_FAKE_MODEL_URL": f"http://passhat:{SECRET}@127.0.0.1:9"}
+FAKE = {"PASSHAT_FAKE_MODEL_URL": f"http://passhat:{SECRET}@127.0.0.1:9"}  # nothing listens on port 9
+LIVE = {"PASSHAT_FAKE_MODEL_URL": f"http://passhat:{SECRET}@{{live}}"}  # {live}: a scripted model with SECRET
 REAL = {"PASSHAT_REAL_CLAUDE": "1", "ANTHROPIC_API_KEY": "sk-ant-test"}
 PASSHAT = "  - id: file://providers/claude_code.py\n    label: cc\n"
+
+
+_LIVE: dict[str, str] = {}  # "at": 127.0.0.1:PORT of the module's scripted model
+
+
+@pytest.fixture(scope="module", autouse=True)
+def live() -> Iterator[None]:
+    """A scripted model whose secret is SECRET, for the endpoint probe: `{live}` in a config or env is its address."""
+    server = start_in_thread(TASKS, "oracle", secret=SECRET)
+    _LIVE["at"] = server.origin.removeprefix("http://")
+    yield
+    server.stop()
 
 
 @pytest.fixture
@@ -29,9 +44,10 @@ def project(tmp_path, monkeypatch) -> Path:
 
 
 def run(project: Path, monkeypatch, capsys, config: str, env: dict[str, str], *argv: str) -> tuple[int, str, str]:
-    (project / "promptfooconfig.yaml").write_text(config)
+    where = _LIVE["at"]
+    (project / "promptfooconfig.yaml").write_text(config.replace("{live}", where))
     for name, value in env.items():
-        monkeypatch.setenv(name, value)
+        monkeypatch.setenv(name, value.replace("{live}", where))
     code = main(["validate", str(project / "promptfooconfig.yaml"), *argv])
     out, err = capsys.readouterr()
     return code, out, err
@@ -64,6 +80,15 @@ FAILS = [
      ["provider 'cc'", "'fake_model_url' (or $PASSHAT_FAKE_MODEL_URL)", "carries no secret", "--url-file"]),
     ("state-dir-under-a-file", f"providers:\n{PASSHAT}    config: {{state_dir: blocker/state}}\n", FAKE,
      ["provider 'cc'", "key 'state_dir'", "blocker is a file, not a folder", "point `state_dir:`"]),
+    # the endpoint's one probe (issue 23: a closed port and a restarted scripted model both said "ready to run")
+    ("endpoint-down", f"providers:\n{PASSHAT}", FAKE,
+     ["provider 'cc'", "the model endpoint: http://127.0.0.1:9 is unreachable (ConnectionRefusedError",
+      "start it (`passhat fake-model --url-file FILE`"]),
+    ("scripted-model-with-another-secret", f"providers:\n{PASSHAT}",
+     {"PASSHAT_FAKE_MODEL_URL": f"http://passhat:{'1' * 64}@{{live}}"},
+     ["provider 'cc'", "refused the credential (HTTP 403: the token was not made for", "`--secret-file`"]),
+    ("real-claude-credential-refused", f"providers:\n{PASSHAT}", {**REAL, "ANTHROPIC_BASE_URL": "http://{live}"},
+     ["provider 'cc'", "refused the credential (HTTP 403", "renew the credential in $ANTHROPIC_API_KEY"]),
 ]  # fmt: skip
 
 
@@ -77,6 +102,7 @@ def test_each_failure_mode_is_one_line_naming_file_key_and_fix(project, monkeypa
     assert len(lines) == 1 and lines[0].startswith(f"passhat: error: {project / 'promptfooconfig.yaml'}: "), err
     for fragment in fragments:
         assert fragment in lines[0], (fragment, lines[0])
+    assert SECRET not in err and "1" * 64 not in err  # no secret in the message
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
@@ -88,20 +114,20 @@ def test_a_read_only_state_dir_fails(project, monkeypatch, capsys):
 
 PASSES = [
     # (id, promptfooconfig.yaml, environment, fragments of stdout)
-    ("scripted-model", f"providers:\n{PASSHAT}", FAKE,
-     ["provider cc: config ok", "provider cc: model: the scripted model at http://passhat:***@127.0.0.1:9",
-      "provider cc: state dir {project}/.passhat writable"]),
+    ("scripted-model", f"providers:\n{PASSHAT}", LIVE,
+     ["provider cc: config ok", "provider cc: model: the scripted model at http://passhat:***@{live}",
+      "provider cc: state dir {project}/.passhat writable",
+      "provider cc: endpoint probed: http://{live} answers; the credential is accepted"]),
     ("fake-model-url-in-config",
-     f"providers:\n{PASSHAT}    config: {{fake_model_url: 'http://passhat:{SECRET}@127.0.0.1:8'}}\n", {},
-     ["model: the scripted model at http://passhat:***@127.0.0.1:8"]),
-    ("real-claude-opted-in", f"providers:\n{PASSHAT}", REAL, ["model: real Claude (PASSHAT_REAL_CLAUDE=1"]),
-    ("function-suffix", "providers: ['file://providers/claude_code.py:call_api']\n", FAKE,
+     f"providers:\n{PASSHAT}    config: {{fake_model_url: 'http://passhat:{SECRET}@{{live}}'}}\n", {},
+     ["model: the scripted model at http://passhat:***@{live}"]),
+    ("function-suffix", "providers: ['file://providers/claude_code.py:call_api']\n", LIVE,
      ["provider file://providers/claude_code.py:call_api: config ok"]),
-    ("map-form", "providers:\n  - file://providers/claude_code.py: {label: m, config: {max_turns: 3}}\n", FAKE,
+    ("map-form", "providers:\n  - file://providers/claude_code.py: {label: m, config: {max_turns: 3}}\n", LIVE,
      ["provider m: config ok"]),
-    ("state-dir-not-there-yet", f"providers:\n{PASSHAT}    config: {{state_dir: new/deeper/state}}\n", FAKE,
+    ("state-dir-not-there-yet", f"providers:\n{PASSHAT}    config: {{state_dir: new/deeper/state}}\n", LIVE,
      ["state dir {project}/new/deeper/state writable"]),
-    ("other-providers-beside", f"providers:\n{PASSHAT}  - anthropic:claude-agent-sdk\n", FAKE, ["provider cc"]),
+    ("other-providers-beside", f"providers:\n{PASSHAT}  - anthropic:claude-agent-sdk\n", LIVE, ["provider cc"]),
 ]  # fmt: skip
 
 
@@ -111,7 +137,7 @@ def test_a_checked_config_is_ready(project, monkeypatch, capsys, config, env, fr
     assert code == 0, out + err
     assert out.rstrip().endswith("ok: ready to run")
     for fragment in fragments:
-        assert fragment.format(project=project) in out, out
+        assert fragment.format(project=project, live=_LIVE["at"]) in out, out
     assert SECRET not in out  # the harness's secret is never printed
     assert not (project / "new").exists()  # the writability probe leaves nothing behind
 
@@ -132,8 +158,15 @@ def test_k_takes_the_same_list_as_report(project, monkeypatch, capsys):
 )
 def test_a_deadline_shorter_than_the_clis_retries_is_warned(project, monkeypatch, capsys, config, warned):
     # default retries 10: 5 s × 11 tries + backoff 0.5+1+2+4+8+16+32×4 = 159.5 → 214.5 s (shown 214) > 20 s
-    code, out, _ = run(project, monkeypatch, capsys, f"providers:\n{PASSHAT}    config: {config}\n", FAKE)
+    code, out, _ = run(project, monkeypatch, capsys, f"providers:\n{PASSHAT}    config: {config}\n", LIVE)
     assert code == 0
     assert ("warning: provider cc: timeout_s 20 is below what the CLI's retries can take" in out) is warned
     if warned:
         assert "= 214 s); raise timeout_s to 214" in out
+
+
+def test_real_claude_without_the_probe(project, monkeypatch, capsys):
+    """`--no-probe` (e.g. an endpoint only the trial machines reach): checked as before, and said."""
+    code, out, err = run(project, monkeypatch, capsys, f"providers:\n{PASSHAT}", REAL, "--no-probe")
+    assert code == 0, out + err
+    assert "model: real Claude (PASSHAT_REAL_CLAUDE=1" in out and "provider cc: endpoint not probed (--no-probe)" in out

@@ -389,7 +389,11 @@ def _row_with(**fields: Any) -> dict[str, Any]:
 
 
 BAD_INPUTS = [
-    pytest.param(None, "no such file", id="missing-file"),
+    pytest.param(
+        None,
+        "no such file. A paused eval (Ctrl+C) writes it when it ends: `promptfoo eval --resume` finishes it",
+        id="missing-file",
+    ),
     pytest.param("", "file is empty", id="empty-file"),
     pytest.param("  \n", "file is empty", id="blank-file"),
     pytest.param('{"results": {"version": 3,', "not valid JSON at line 1, column 27", id="truncated-json"),

@@ -25,9 +25,9 @@ def test_doubled_and_missing_repeats_are_named_with_the_fix(tmp_path, capsys):
     out = " ".join(capsys.readouterr().out.split())  # the summary wraps at 120 columns
     assert "WARNING: t has repeat(s) 1 more than once" in out
     assert (
-        "WARNING: t is missing repeat(s) 2: if you ran `promptfoo eval --retry-errors` without `--repeat N`, "
-        "it dropped errored trials; rerun with --retry-errors --repeat N."
-    ) in out
+        "WARNING: t is missing repeat(s) 2: if you ran `promptfoo eval --retry-errors` without `--repeat 4`, "
+        "it dropped errored trials; rerun with --retry-errors --repeat 4."
+    ) in out  # the real --repeat (here the largest repeat seen + 1: the file has no eval options), not a literal N
 
 
 def test_a_complete_run_has_no_warning(tmp_path, capsys):

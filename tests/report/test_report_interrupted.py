@@ -120,6 +120,9 @@ def test_a_repeat_nothing_can_place_is_still_named(tmp_path: Path, capsys: pytes
         pytest.param("Error: Worker shutting down\n    at PythonWorker.shutdown (x.js:1:2)", 2, True, id="worker"),
         pytest.param("Error: Worker pool shutting down\n    at PythonWorkerPool.shutdown", 2, True, id="queued"),
         pytest.param("Worker shutting down", 2, True, id="no-prefix"),
+        pytest.param(
+            "Error: Queue disposed\n    at SlotQueue.dispose (shared-DYKPCo-p.js:538:41)", 2, True, id="scheduler-queue"
+        ),
         pytest.param("Error: Worker crashed", 2, False, id="crash-is-not-ctrl-c"),
         pytest.param("API error 529 (overloaded) after 3 retries", 2, False, id="other-error"),
         pytest.param("Error: Worker shutting down", 1, False, id="not-an-error-row"),
@@ -130,6 +133,19 @@ def test_which_rows_count_as_cut_off(tmp_path: Path, error: str, reason: int, in
     row["error"], row["failureReason"] = error, reason
     (trial,) = load_trials(with_rows(tmp_path, [row]))
     assert trial.interrupted is interrupted
+
+
+def test_a_call_waiting_in_the_schedulers_queue_is_named_by_task_and_repeat(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A call still queued in promptfoo's adaptive scheduler when the eval paused is rejected "Queue disposed"
+    (its SlotQueue.dispose()): a cut-off trial like the one in flight, not an infra error of unknown cause."""
+    rows = captured_rows()
+    rows[2]["error"] = "Error: Queue disposed\n    at SlotQueue.dispose (x.js:1:2)"
+    code, out, _ = report(capsys, str(with_rows(tmp_path, rows)), "--format", "json", "--k", "1")
+    assert code == 0
+    assert json.loads(out)["tasks"][0]["interrupted_repeats"] == [2]
+    assert any(line.startswith("WARNING: py-median repeat 2 was cut off") for line in json.loads(out)["summary"])
 
 
 def test_a_row_the_provider_answered_is_never_cut_off(tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ def errored_rows() -> list[dict[str, Any]]:
     reasons.append("infrastructure error (sandbox) in task down: no space left on device")
     for i, reason in enumerate(reasons):
         row = passhat_row("down", "error", turns=None, repeat=i)
-        row["error"] = row["response"]["error"] = reason.format(i=0)
+        row["error"] = row["response"]["error"] = reason.format(i=i)  # one cause, a trial number of its own each
         rows.append(row)
     return rows
 
@@ -83,7 +83,7 @@ def test_a_task_whose_every_trial_errored_says_why_in_every_format(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write_results(tmp_path / "results.json", errored_rows())
-    first = "infrastructure error in task down trial 0: model API returned 529 (overloaded)"
+    first = "infrastructure error in task down: model API returned 529 (overloaded)"  # the trial out of the key
     other = "infrastructure error (sandbox) in task down: no space left on device"
     data = json.loads(report(capsys, str(path), "--format", "json")[1])
     down = next(t for t in data["tasks"] if t["task"] == "down")

@@ -21,6 +21,7 @@ NODE_STACK = "\n    at PythonWorker.shutdown (file:///…/providers-BUaNtf-O.js:
         pytest.param(2, "Error: Worker shutting down" + NODE_STACK, None, True, id="promptfoo-0.123.1"),
         pytest.param(2, "Error: Worker pool shutting down", None, True, id="queued-call"),
         pytest.param(2, "Worker shutting down", None, True, id="no-Error-prefix"),
+        pytest.param(2, "Error: Queue disposed" + NODE_STACK, None, True, id="queued-in-the-adaptive-scheduler"),
         pytest.param(2, "Error: Worker shutting down", 4, False, id="the-provider-answered"),
         pytest.param(2, "Error: Worker crashed", None, False, id="a-crash-is-not-ctrl-c"),
         pytest.param(2, "passhat: the state dir is not writable: Worker shutting down", None, False, id="not-first"),

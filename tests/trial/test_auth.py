@@ -361,7 +361,7 @@ def test_a_named_mcp_server_runs_in_the_sandbox_and_a_repos_own_does_not(
     assert "repo-probe" not in json.dumps(bodies)
 
 
-def test_validate_names_the_auth_endpoint_and_checks_its_variable(tmp_path, monkeypatch, capsys):
+def test_validate_names_the_auth_endpoint_and_checks_its_variable(tmp_path, monkeypatch, capsys, fake_model):
     shutil.copytree(ROOT / "providers", tmp_path / "providers")
     for name in ("PASSHAT_FAKE_MODEL_URL", "PASSHAT_REAL_CLAUDE", "ANTHROPIC_API_KEY", "CI_OAUTH"):
         monkeypatch.delenv(name, raising=False)
@@ -375,7 +375,17 @@ def test_validate_names_the_auth_endpoint_and_checks_its_variable(tmp_path, monk
         "variable is not set in passhat's environment; export it (`claude setup-token` prints one for a subscription)"
     )
     monkeypatch.setenv("CI_OAUTH", TOKEN)
-    assert main(["validate", str(config)]) == 0
+    assert main(["validate", str(config), "--no-probe"]) == 0  # offline: api.anthropic.com is out of reach
     out = capsys.readouterr().out
     assert "model: the endpoint of `auth:`: OAuth token, from $CI_OAUTH, at https://api.anthropic.com" in out
     assert TOKEN not in out
+    # the probe sends the API's free count_tokens the way the CLI would: the real token, the OAuth beta flag
+    config.write_text("providers:\n  - id: file://providers/claude_code.py\n    label: cc\n"
+                      f"    config: {{auth: {{oauth_token_env: CI_OAUTH, base_url: '{gateway(fake_model)}'}}}}\n")  # fmt: skip
+    assert main(["validate", str(config)]) == 0
+    assert "provider cc: endpoint probed: " in capsys.readouterr().out
+    [probe] = [call for call in fake_model.calls if call["endpoint"] == "v1/messages/count_tokens"]
+    assert (
+        probe["headers"]["authorization"] == f"Bearer {TOKEN}"
+        and "oauth-2025-04-20" in probe["headers"]["anthropic-beta"]
+    )

@@ -164,7 +164,8 @@ def test_bwrap_is_missing_and_explicitly_requested_call_api_says_the_fix(tmp_pat
         {"config": {"basePath": str(ROOT), "state_dir": str(tmp_path / "s"), "isolation": "bwrap"}},
         {"vars": {"task_id": "py-median"}},
     )
-    assert list(response) == ["error"] and "\n" not in response["error"]
+    assert list(response) == ["error", "metadata"] and "\n" not in response["error"]
+    assert response["metadata"] == {"rateLimitKind": "quota"}  # promptfoo's scheduler never reruns it
     assert "install the Debian package bubblewrap" in response["error"]
 
 

@@ -110,23 +110,30 @@ def test_cli_killed_mid_trial_is_an_infra_error(tmp_path, fake_model):
     assert_nothing_left(tmp_path, response)
 
 
-def test_a_dead_endpoint_stops_costing_retries_after_a_few_trials(tmp_path, fake_model):
-    """The model server dies mid-eval: two trials find out the slow way, the third fails at once naming the
-    endpoint and the first error; once the server is back, the next trial runs (what --retry-errors needs)."""
+def test_a_dead_endpoint_ends_each_trial_in_seconds_and_later_ones_before_the_cli_starts(tmp_path, fake_model):
+    """The model server dies mid-eval. With the CLI's own retry budget (10 tries, about 3 minutes), each trial
+    took minutes; now the proxy gives up after REFUSED_IN_A_ROW refused connections, and once two trials in a row
+    got no answer the third fails before the CLI starts, naming the endpoint and the first error. Once the server
+    is back, the next trial runs (what --retry-errors needs)."""
     from passhat.fake_model import start_in_thread
 
     dead = start_in_thread(TASKS, "oracle")
-    url = dead.url
+    url, port = dead.url, dead.server_address[1]
     dead.stop()
-    config = {"fake_model_url": url, "unreachable_after": 2, "max_retries": 0, "api_timeout_s": 3}
-    walls = []
+    config = {"fake_model_url": url, "unreachable_after": 2}  # max_retries unset: the CLI's default budget
+    walls, errors = [], []
     for repeat in range(3):
         response, wall = trial(tmp_path, fake_model, "oracle", repeat=repeat, **config)
         assert response["metadata"]["status"] == "infra_error"
         walls.append(wall)
-    assert "could not be reached by the last 2 trials" in response["error"] and "first error" in response["error"]
-    assert walls[2] < 5 and walls[2] < walls[0]
-    back = start_in_thread(TASKS, "oracle", port=dead.server_address[1], secret=dead.secret)
+        errors.append(response["error"])
+    for error in errors[:2]:
+        assert f"the model API at http://127.0.0.1:{port} could not be reached 3 times in a row" in error, error
+        assert "ConnectionRefusedError" in error and "--retry-errors" in error
+    assert max(walls[:2]) < 20  # the CLI's retries would take about 180 s
+    assert "gave no answer to the last 2 trials" in errors[2] and "first error" in errors[2]
+    assert "this trial was not started" in errors[2] and walls[2] < 5
+    back = start_in_thread(TASKS, "oracle", port=port, secret=dead.secret)
     try:
         response, _ = trial(tmp_path, fake_model, "oracle", repeat=3, **{**config, "fake_model_url": back.url})
     finally:
@@ -143,6 +150,31 @@ def test_an_unwritable_state_dir_is_one_line_with_task_and_repeat(tmp_path, fake
         "repeat_index": 4,
         "status": "infra_error",
         "scripted_model": True,
+        "rateLimitKind": "quota",  # promptfoo's scheduler never reruns it (issue 23)
     }
     assert "\n" not in response["error"] and "Traceback" not in response["error"]
     assert "make the state dir" in response["error"] and str(blocker) in response["error"]
+
+
+def test_a_refused_token_is_an_infra_error_naming_the_endpoint_and_the_fix(tmp_path, fake_model):
+    """The scripted model restarted with a new secret while passhat kept the old URL: every request is refused
+    (403) before the model answered anything. That is the infrastructure's (auth), not the agent's, and it trips
+    the fail-fast like an unreachable endpoint: the next trial is not started."""
+    from passhat.fake_model import start_in_thread
+
+    old = start_in_thread(TASKS, "oracle")
+    url, port = old.url, old.server_address[1]
+    old.stop()
+    restarted = start_in_thread(TASKS, "oracle", port=port)  # a new random secret
+    try:
+        config = {"fake_model_url": url, "unreachable_after": 1}
+        first, wall = trial(tmp_path, fake_model, "oracle", repeat=0, **config)
+        second, second_wall = trial(tmp_path, fake_model, "oracle", repeat=1, **config)
+    finally:
+        restarted.stop()
+    assert first["metadata"]["status"] == "infra_error" and first["metadata"]["model_requests"] == 0
+    assert f"the model API at http://127.0.0.1:{port} refused the credential (HTTP 403)" in first["error"]
+    assert "--secret-file" in first["error"] and "--retry-errors" in first["error"]
+    assert wall < 30
+    assert "this trial was not started" in second["error"] and "refused the credential (HTTP 403" in second["error"]
+    assert second_wall < 5

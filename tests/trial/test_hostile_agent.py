@@ -85,6 +85,18 @@ def test_a_huge_sparse_file_is_a_limit_failure_not_a_host_problem(tmp_path, fake
 
 
 @needs_bwrap
+def test_a_1gb_sparse_file_within_file_mb_is_a_limit_never_read_on_the_host(tmp_path, fake_model):
+    """1 GB is allowed by file_mb (1024) and worktree_mb (2048), but no patch may hold it (patch_mb 64): the trial
+    ends `limit`, naming the file, and the host never reads it (it once cost 1,033 MB of git per trial)."""
+    response = attack(tmp_path, fake_model, ["truncate -s 1G big.bin; ls -la big.bin"], check=False)
+    metadata = response["metadata"]
+    assert "error" not in response  # the agent's doing: counted in n
+    assert metadata["status"] == "limit", metadata
+    assert "patch size limit (patch_mb): 'big.bin' is 1024 MB" in metadata["error"]
+    assert (Path(metadata["trial_dir"]) / "patch.diff").read_bytes() == b""
+
+
+@needs_bwrap
 def test_a_work_tree_over_its_limit_ends_the_trial_as_limit(tmp_path, fake_model):
     response = attack(
         tmp_path,
@@ -308,7 +320,8 @@ def test_what_the_agent_breaks_is_its_failure_not_an_infra_error(tmp_path, fake_
 def test_a_model_api_that_fails_is_still_an_infra_error(tmp_path, fake_model):
     response = attack(tmp_path, fake_model, ["true"], check=False, fake_script="error:500", max_retries=0)
     assert response["metadata"]["status"] == "infra_error"
-    assert "the model API never answered" in response["error"] and "500" in response["error"]
+    assert "the model API at http://127.0.0.1:" in response["error"] and "never answered" in response["error"]
+    assert "500" in response["error"]
 
 
 # --- 1, 3, 5: the tests grader's run of the agent's code is confined like the trial ------------

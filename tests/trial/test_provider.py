@@ -137,6 +137,7 @@ def test_sandbox_setup_failure_is_an_infrastructure_error(tmp_path, fake_model, 
         "repeat_index": 1,
         "status": "infra_error",
         "scripted_model": True,
+        "rateLimitKind": "quota",  # promptfoo's scheduler never reruns it (issue 23)
     }
 
 
@@ -170,4 +171,5 @@ def test_no_model_without_fake_url_or_explicit_opt_in(tmp_path, monkeypatch):
 
 def test_call_api_returns_an_error_for_bad_config_not_a_traceback(tmp_path):
     response = call_api("x", {"config": {"basePath": str(tmp_path), "nope": 1}}, {"vars": {"task_id": "py-median"}})
-    assert response == {"error": response["error"]} and "field 'nope'" in response["error"]
+    assert response == {"error": response["error"], "metadata": {"rateLimitKind": "quota"}}  # never rerun
+    assert "field 'nope'" in response["error"]

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 
 import pytest
 
 from passhat._errors import SandboxError
 from passhat.tasks._load import load_task
+from passhat.trial._limits import Limits
 from passhat.trial._outcome import materialize
-from passhat.trial._sandbox import collect_outcome, copy_tree, prepare_base
+from passhat.trial._sandbox import AgentTreeError, collect_outcome, copy_tree, prepare_base
 
 
 def _files(root):
@@ -76,3 +79,69 @@ def test_base_commit_is_the_same_on_every_machine(task_copy, tmp_path):
         ["git", "-c", "safe.directory=*", "log", "--format=%s"], cwd=one.path, capture_output=True, text=True
     ).stdout
     assert log.strip() == "base"
+
+
+_COLLECT = """
+import resource, sys, time
+from pathlib import Path
+from passhat.tasks._load import load_task
+from passhat.trial._limits import Limits
+from passhat.trial._sandbox import AgentTreeError, close_sandbox, collect_outcome, open_sandbox, prepare_base
+
+tmp, overlay = Path(sys.argv[1]), sys.argv[2] == "overlay"
+base = prepare_base(load_task(Path(sys.argv[3])), tmp / "cache")
+sandbox = open_sandbox(base.path, tmp / "sandbox", overlay=overlay, base_git=base.path / ".git")
+with open(sandbox.work / "big.bin", "wb") as sparse:
+    sparse.truncate(1 << 30)  # 1 GB, not one block written
+(sandbox.work / "stats_utils" / "median.py").write_text("x = 1\\n")
+started = time.monotonic()
+try:
+    collect_outcome(sandbox.work, base, Limits(), sandbox.upper, sandbox.git_dir)
+    print("collected")
+except AgentTreeError as error:
+    print(f"limit={error.limit} {error}")
+peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+print(f"{sandbox.overlay} {peak // 1024} {time.monotonic() - started:.1f}")
+close_sandbox(tmp / "sandbox")
+"""
+
+
+@pytest.mark.parametrize("kind", ["overlay", "copy"])
+def test_a_1gb_sparse_file_is_a_limit_and_the_collection_stays_small(tmp_path, task_copy, kind):
+    """A file over patch_mb is never read on the host: the 1 GB sparse file (allowed by file_mb 1024) made the
+    host-side collection peak at 1,033 MB (git diff held it whole) and take 17-33 s. Measured in a fresh process:
+    the peak RSS of it and of every git it ran."""
+    folder = task_copy("py-median")
+    done = subprocess.run(
+        [sys.executable, "-c", _COLLECT, str(tmp_path), kind, str(folder)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    outcome, measured = done.stdout.strip().splitlines()
+    overlay, peak_mb, seconds = measured.split()
+    if kind == "overlay" and overlay != "True":
+        pytest.skip("no overlay here (not root, or the filesystem refuses it): the copy case covers it")
+    expected = (
+        "patch size limit (patch_mb): 'big.bin' is 1024 MB, over the 64 MB a patch may hold; passhat did not read it"
+    )
+    assert outcome == f"limit=True {expected}"
+    assert int(peak_mb) < 200 and float(seconds) < 10, (peak_mb, seconds)
+
+
+def test_a_big_file_that_looks_unchanged_is_still_refused_unread(tmp_path, task_copy):
+    """The second line of defence: in a copied sandbox a file as long and as old as the base's is taken for the
+    base's own without reading it; rewritten in place and its time put back, git streams it (core.bigFileThreshold:
+    never held whole) and the staged blob's size, read from its header, refuses it before any diff loads it."""
+    folder = task_copy("py-median")
+    (folder / "repo" / "data.bin").write_bytes(b"\1" * (2 << 20))  # 2 MB in the base, over patch_mb 1
+    base = prepare_base(load_task(folder), tmp_path / "cache")
+    work = tmp_path / "work"
+    copy_tree(base.path, work)
+    before = (work / "data.bin").stat()
+    (work / "data.bin").write_bytes(b"\2" * (2 << 20))
+    os.utime(work / "data.bin", ns=(before.st_atime_ns, before.st_mtime_ns))
+    with pytest.raises(
+        AgentTreeError, match=r"'data.bin' is 2 MB, over the 1 MB a patch may hold; git hashed"
+    ) as raised:
+        collect_outcome(work, base, Limits(patch_mb=1))
+    assert raised.value.limit
+    assert collect_outcome(work, base, Limits(patch_mb=5)).changed_paths == ("data.bin",)  # within the limit: kept

@@ -5,7 +5,8 @@ provider file it cannot load (`file://providers/claude-code.py`), so this checks
 the keys of the config and of every provider entry, that each `file://` provider exists, the passhat
 providers' `config:`, every task the suite's test generator would load, `--repeat` against the largest k
 you will report, and per passhat provider that it has a model to call (the scripted model, or real Claude
-on opt-in) and a writable state dir. One clear error (exit 2) naming the file, the key and the fix, or a
+on opt-in), that the endpoint answers and takes the credential (one probe; `--no-probe` skips it), and a
+writable state dir. One clear error (exit 2) naming the file, the key and the fix, or a
 summary — never "ok" when no passhat provider was checked.
 """
 
@@ -163,7 +164,24 @@ def _unwritable(folder: Path) -> str | None:
     return None
 
 
-def validate(path: Path, repeat: int | None, largest_k: int | None) -> list[str]:
+def _probe(path: Path, label: str, config: ProviderConfig) -> str:
+    """One probe of the endpoint the trials will use (passhat/_endpoint.py): the connection, and the credential
+    with the API's free request or the scripted model's own route. What it found, or an error with the fix."""
+    from passhat._endpoint import probe
+    from passhat.trial._config import model_endpoint
+    from passhat.trial._provider import model_check
+
+    found = probe(model_check(config, model_endpoint(config, "passhat-validate", 0), "passhat-validate", 0))
+    if found.problem is None:
+        return f"provider {label}: endpoint probed: {found.found}"
+    fix = "" if found.auth else (
+        "; start it (`passhat fake-model --url-file FILE`, then give passhat that URL)" if config.fake_model_url
+        else "; check the URL and that the endpoint is up"
+    )  # fmt: skip
+    raise PasshatError(f"{path}: provider {label!r}: the model endpoint: {found.problem}{fix}")
+
+
+def validate(path: Path, repeat: int | None, largest_k: int | None, probe: bool = True) -> list[str]:
     """Checked facts, one line each; raises PasshatError at the first problem."""
     from passhat.graders import load_graded_tasks as load_tasks
     from passhat.trial._config import parse_config
@@ -198,6 +216,7 @@ def validate(path: Path, repeat: int | None, largest_k: int | None) -> list[str]
                    "or point `state_dir:` in the provider's config at a writable folder")  # fmt: skip
             raise PasshatError(msg)
         lines.append(f"provider {label}: state dir {config.state_dir} writable")
+        lines.append(_probe(path, label, config) if probe else f"provider {label}: endpoint not probed (--no-probe)")
         if warning := _deadline_warning(config):
             lines.append(f"warning: provider {label}: {warning}")
         if config.executor.kind == "ray":  # every node runs a probe: passhat, git, the CLI, bwrap, setup's programs
@@ -267,10 +286,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--k", type=k_list, default=None, help="the ks you will report, e.g. 1,3,5,10 (pass^k needs repeat >= k)"
     )
+    parser.add_argument(
+        "--no-probe", action="store_true", help="do not send the endpoint its one probe request (connection and "
+        "credential: the API's free count_tokens, or the scripted model's own route)",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
-    for line in validate(Path(args.config), args.repeat, max(args.k) if args.k else None):
+    for line in validate(Path(args.config), args.repeat, max(args.k) if args.k else None, not args.no_probe):
         print(line)
     print("ok: ready to run")
     return 0

@@ -24,6 +24,7 @@ from passhat.report._summary import ProviderSuite, TaskSummary, finish, provider
 from passhat.report._words import SAFE_AT, summary_lines, verdict_of
 from passhat.report.cheats import cheat_data, split_impossible
 from passhat.results import _progress
+from passhat.results._causes import with_repeat
 from passhat.results._provenance import provenance
 from passhat.stats._bootstrap import MAX_RESAMPLES, MIN_RESAMPLES, TARGET_MC_ERROR
 from passhat.stats._suite import LEVEL, SEED, mean_pass_hat_k
@@ -32,7 +33,9 @@ ReportFormat = Literal[Format, "html"]
 REPORT_FORMATS: tuple[ReportFormat, ...] = (*FORMATS, "html")
 
 
-def _task_data(s: TaskSummary, ks: Sequence[int], verdict_k: int, safe_at: float) -> dict[str, Any]:
+def _task_data(
+    s: TaskSummary, ks: Sequence[int], verdict_k: int, safe_at: float, repeat: int | None = None
+) -> dict[str, Any]:
     return {
         "task": s.task,
         "provider": s.provider,
@@ -61,7 +64,9 @@ def _task_data(s: TaskSummary, ks: Sequence[int], verdict_k: int, safe_at: float
         "cost_known": s.cost_known,
         "scripted_model": bool(s.scripted),
         "models": list(s.models),
-        "infra_error_reasons": [{"reason": reason, "count": count} for reason, count in s.infra_error_reasons],
+        "infra_error_reasons": [
+            {"reason": with_repeat(reason, repeat), "count": count} for reason, count in s.infra_error_reasons
+        ],
         "named_scores": dict(s.named_scores),  # mean per grader (and judge criterion) over the scored trials
         "verdict": verdict_of(s, verdict_k, safe_at),
     }
@@ -129,7 +134,8 @@ def report_data(
                                 "bootstrap law when small, else Monte Carlo",
                       "adaptive": {"from": MIN_RESAMPLES, "up_to": MAX_RESAMPLES, "target_mc_error": TARGET_MC_ERROR}
                       if resamples is None else None},
-        "tasks": [_task_data(s, ks, verdict_k, safe_at) for s in summaries],
+        "tasks": [_task_data(s, ks, verdict_k, safe_at, origin.get("repeat") or origin.get("repeats_seen"))
+                  for s in summaries],
         "suite": {
             "tasks": len(summaries),
             "flaky": [s.task for s in summaries if s.flaky],

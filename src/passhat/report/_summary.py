@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import ClassVar
 
+from passhat.results._causes import cause
 from passhat.results._interrupted import repeats_of
 from passhat.results._rows import Trial
 from passhat.stats import _bootstrap as bootstrap
@@ -214,13 +215,9 @@ class _Group:
         )
 
 
-REASON_CHARS = 200
-
-
 def first_line(error: str | None) -> str:
-    """The first non-blank line of an infra error's text, at most REASON_CHARS characters."""
-    line = next((line.strip() for line in (error or "").splitlines() if line.strip()), "(no error text)")
-    return line if len(line) <= REASON_CHARS else line[: REASON_CHARS - 1] + "…"
+    """An infra error's cause: its first line without what differs per trial, the fix kept (results._causes)."""
+    return cause(error)
 
 
 Groups = dict[tuple[str, str], "_Group"]

@@ -14,6 +14,7 @@ from typing import Any
 
 from passhat.report import _formats as fmt
 from passhat.report._summary import ProviderSuite, TaskSummary
+from passhat.results._causes import with_repeat
 from passhat.stats._estimators import pass_hat_k_interval, runs_to_decide
 
 SAFE, NOT_SAFE, UNSURE = "safe", "not safe", "not enough trials to say"
@@ -139,8 +140,8 @@ def _coverage_lines(summaries: Sequence[TaskSummary], several: bool, repeat: int
         if s.missing_repeats:
             lines.append(
                 f"WARNING: {_label(s, several)} is missing repeat(s) {fmt.some([str(r) for r in s.missing_repeats])}: "
-                "if you ran `promptfoo eval --retry-errors` without `--repeat N`, it dropped errored trials; "
-                "rerun with --retry-errors --repeat N."
+                f"if you ran `promptfoo eval --retry-errors` without `--repeat {repeat or 'N'}`, it dropped errored "
+                f"trials; rerun with --retry-errors --repeat {repeat or 'N'}."
             )
         if s.unscored:
             lines.append(
@@ -183,7 +184,7 @@ def summary_lines(
             f"(passhat fake-model), which the CLI prices as if it were Claude; they are marked {SCRIPTED_MARK}."
         )
     lines += _coverage_lines(summaries, several, repeat)
-    lines += infra_error_lines(summaries, several)
+    lines += infra_error_lines(summaries, several, repeat)
     for k in ks:
         short = [s for s in summaries if 0 < s.n < k]  # n == 0: said with its infra errors above
         if short:
@@ -272,14 +273,16 @@ def verdict_table(tasks: Sequence[dict[str, Any]], several: bool) -> list[tuple[
     return [verdict_parts(t, several) for t in _ordered(tasks)]
 
 
-def infra_error_lines(summaries: Sequence[TaskSummary], several: bool) -> list[str]:
-    """The commonest infra-error reasons of each task that had any (count and first line)."""
+def infra_error_lines(summaries: Sequence[TaskSummary], several: bool, repeat: int | None = None) -> list[str]:
+    """The commonest infra-error causes of each task that had any (count and cause, the fix whole; the real
+    --repeat in its hint)."""
     erred = [s for s in summaries if s.errors]
     lines = []
     for s in erred[:TASKS_WITH_REASONS]:
         total = s.errors + s.n + s.unscored
         share = f"all {fmt.plural(total, 'trial')}" if s.errors == total else f"{s.errors} of {total} trials"
-        reasons = "; ".join(f"{count}x {reason}" for reason, count in s.infra_error_reasons[:REASONS_SHOWN])
+        shown = s.infra_error_reasons[:REASONS_SHOWN]
+        reasons = "; ".join(f"{count}x {with_repeat(reason, repeat)}" for reason, count in shown)
         more = len(s.infra_error_reasons) - REASONS_SHOWN
         reasons += f"; and {more} other reason{'s' if more > 1 else ''}" if more > 0 else ""
         lines.append(f"Infra errors, {_label(s, several)} ({share}): {reasons}.")

@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-SHUTDOWN_ERRORS = ("Worker shutting down", "Worker pool shutting down")
+# the call in flight, a call waiting for a worker, a call waiting in the adaptive scheduler's queue (its
+# SlotQueue.dispose() when the eval pauses): each saved as an error row the provider never answered
+SHUTDOWN_ERRORS = ("Worker shutting down", "Worker pool shutting down", "Queue disposed")
 
 
 def cut_off(failure_reason: int, error: str | None, repeat_index: object) -> bool:

@@ -69,8 +69,8 @@ class SplitUnsafe(Exception):  # noqa: N818
 
 def read_error(path: str, error: OSError) -> ResultsError:
     if isinstance(error, FileNotFoundError):
-        msg = f"{path}: no such file; write it with `npx promptfoo eval -o {path}` or pass the right path"
-        return ResultsError(msg)
+        return ResultsError(f"{path}: no such file. A paused eval (Ctrl+C) writes it when it ends: `promptfoo eval "
+                            f"--resume` finishes it; else write it with `npx promptfoo eval -o {path}` or pass the right path")  # fmt: skip
     if isinstance(error, IsADirectoryError):
         return ResultsError(f"{path}: is a directory; pass the results.json file written by `promptfoo eval -o`")
     return ResultsError(f"{path}: cannot be read ({error.strerror}); check its permissions")

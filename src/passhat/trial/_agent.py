@@ -177,10 +177,13 @@ def _status(
     confined, when the CLI says so); anything else that went wrong is the agent's: it ran the session."""
     if state["limit"]:
         return "limit", state["limit"]
+    if witness is not None and witness.gave_up is not None:  # the proxy ended the trial: the upstream refused
+        return "infra_error", witness.gave_up
     ended_by_cli = result is not None and result.is_error  # the CLI itself gave up: a pending request counts
-    dead = witness.unreachable(pending_counts=state["timed_out"] or ended_by_cli) if witness is not None else None
-    if dead is not None:  # every model request failed or never answered: the API's fault, whatever fired first
-        return "infra_error", f"the model API never answered: {dead}" + (
+    pending_counts = state["timed_out"] or ended_by_cli
+    if witness is not None and (dead := witness.unreachable(pending_counts)) is not None:
+        # every model request failed or never answered: the API's fault, whatever fired first
+        return "infra_error", f"the model API at {witness.upstream} never answered: {dead}" + (
             " (passhat's deadline ended the session)" if state["timed_out"] else ""
         )
     if state["timed_out"]:
@@ -189,11 +192,11 @@ def _status(
         return "max_turns", None
     if result is not None and result.subtype == "error_max_budget_usd":
         return "max_budget", None
-    evidence = witness.infra_evidence(pending_counts=ended_by_cli) if witness is not None else None
     # exit code -N: the process passhat started (bwrap, root's) died by a signal from outside the sandbox; the
     # agent cannot signal it (another uid, another pid namespace). The CLI killed inside ends bwrap with 128+N.
     outside = bool(state["crash"] and re.search(r"exit code -\d+", state["crash"]))
     if result is None or result.is_error:
+        evidence = witness.infra_evidence(pending_counts=ended_by_cli) if witness is not None else None
         what = (
             state["crash"] or "the CLI ended without a result message"
             if result is None
@@ -277,10 +280,20 @@ def run_agent(
                 kill_process_groups(pid_file)
                 return
 
+    async def watch_upstream() -> None:
+        """The proxy gave up on the upstream (passhat/_endpoint.py): end the session now, not after the CLI's
+        retries."""
+        witness = jail.witness if jail is not None else None
+        while witness is not None and not witness.ended.is_set():
+            await asyncio.sleep(0.1)
+        if witness is not None:
+            kill_process_groups(pid_file)
+
     async def consume() -> None:
         loop = asyncio.get_running_loop()
         watchdog = loop.call_later(config.timeout_s, on_deadline)
         limits = asyncio.create_task(watch_limits())
+        upstream = asyncio.create_task(watch_upstream())
         try:
             with open(trial_dir / "transcript.jsonl", "w") as transcript:
                 async for message in claude_agent_sdk.query(prompt=prompt, options=options):
@@ -296,6 +309,7 @@ def run_agent(
         finally:
             watchdog.cancel()
             limits.cancel()
+            upstream.cancel()
 
     try:
         asyncio.run(asyncio.wait_for(consume(), config.timeout_s + _KILL_GRACE_S))

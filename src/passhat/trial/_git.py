@@ -125,6 +125,36 @@ def isolated_git_env(git_dir: Path, workdir: Path, scratch: Path) -> dict[str, s
     }
 
 
+def streaming(max_bytes: int) -> tuple[str, str]:
+    """git's options to stream a file larger than max_bytes (`add` hashes it in chunks, core.bigFileThreshold)
+    instead of holding it whole in memory; `staged_sizes` then finds it before any diff loads it."""
+    return ("-c", f"core.bigFileThreshold={max_bytes}")
+
+
+def not_ignored(workdir: Path, paths: list[bytes], env: dict[str, str]) -> list[bytes]:
+    """The paths git would add: those no ignore rule of the tree matches (tracked or not: `--no-index`)."""
+    plain = {k: v for k, v in env.items() if k != "GIT_LITERAL_PATHSPECS"}  # check-ignore takes only :(top)
+    asked = b"".join(b":(top)" + path + b"\0" for path in paths)
+    found = git(workdir, "check-ignore", "--no-index", "-z", "--stdin", input=asked, env=plain, ok_codes=(0, 1))
+    ignored = set(found.split(b"\0"))
+    return [path for path in paths if b":(top)" + path not in ignored]
+
+
+def staged_sizes(workdir: Path, commit: str, paths: tuple[str, ...], env: dict[str, str]) -> list[tuple[bytes, int]]:
+    """(path, size of its staged blob) for each path the index changes against `commit`; 0 for a deletion or
+    a nested repository (a gitlink). Reads object headers only, never a file or a blob."""
+    raw = git(workdir, "diff", "--cached", "--no-renames", "--raw", "-z", "--no-abbrev", commit, *paths, env=env)
+    fields = raw.split(b"\0")
+    entries = []
+    for header, path in zip(fields[0::2], fields[1::2], strict=False):
+        if header.startswith(b":"):
+            _, mode, _, blob, _ = header[1:].split(b" ")
+            entries.append((path, None if mode in (b"000000", b"160000") else blob))
+    asked = b"".join(blob + b"\n" for _, blob in entries if blob)
+    sizes = iter(git(workdir, "cat-file", "--batch-check=%(objectsize)", input=asked, env=env).split() if asked else [])
+    return [(path, int(next(sizes)) if blob else 0) for path, blob in entries]
+
+
 # --- what an overlay's upper dir says changed -------------------------------------------------------
 
 _MAX_PATHSPECS = 4000  # more changed paths than this: git walks the whole tree (same patch, no huge argv)
@@ -188,8 +218,9 @@ def upper_changes(upper: Path, lower: Path) -> Changes | None:
     return Changes(present, deleted)
 
 
-def stage_changes(workdir: Path, commit: str, changes: Changes, env: dict[str, str]) -> None:
-    """Index = the base commit's entries at the changed paths, then the work tree's state there."""
+def stage_changes(workdir: Path, commit: str, changes: Changes, env: dict[str, str], max_bytes: int) -> None:
+    """Index = the base commit's entries at the changed paths, then the work tree's state there (a file over
+    max_bytes streamed, never held whole)."""
     listed = b"".join(path + b"\0" for path in [*changes.present, *changes.deleted])
     spec = ("--pathspec-from-file=-", "--pathspec-file-nul")
     git(workdir, "reset", "-q", "--no-refresh", commit, *spec, input=listed, env=env)
@@ -204,4 +235,4 @@ def stage_changes(workdir: Path, commit: str, changes: Changes, env: dict[str, s
         )
         kept = b"".join(path + b"\0" for path in changes.present if b":(top)" + path not in ignored)
         if kept:
-            git(workdir, "add", "-A", *spec, input=kept, env=env)
+            git(workdir, *streaming(max_bytes), "add", "-A", *spec, input=kept, env=env)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from passhat._endpoint import Endpoint
 from passhat._errors import PasshatError
 from passhat.trial._limits import Cgroups, Limits, chown_tree, make_cgroups
 from passhat.trial._proxy import ModelProxy, Witness, inside_variables, model_proxy
@@ -358,6 +359,7 @@ def open_jail(
     cli: Path,
     visible: tuple[Path, ...] = (),
     model: str | None = None,
+    check: Endpoint | None = None,
 ) -> tuple[Jail, ModelProxy, dict[str, str]]:
     """A trial's jail in `sandbox` (work/, home/, tmp/ there): its uid, cgroups, model proxy and bwrap view.
 
@@ -365,10 +367,11 @@ def open_jail(
     environment (`cli_env` of the variables it gets instead) points at the trial's own loopback port and
     holds a placeholder key. Returns the jail, the proxy (`stop()` it after the run: that removes its folder)
     and the CLI's environment. The proxy caps the trial's spend (`limits.model_*`) and admits only requests
-    shaped like the CLI's, for `model` (the provider's `model:`; None: the model of the first request)."""
+    shaped like the CLI's, for `model` (the provider's `model:`; None: the model of the first request). `check` is
+    how the proxy probes the endpoint itself (see passhat/_endpoint.py)."""
     workdir, home, tmp = (sandbox / name for name in ("work", "home", "tmp"))
     run = Path(tempfile.mkdtemp(prefix="passhat-run-"))  # short: a unix socket path has at most 107 bytes
-    proxy = model_proxy(run / "model.sock", endpoint, network)
+    proxy = model_proxy(run / "model.sock", endpoint, network, check)
     proxy.spend = Spend(limits.model_requests, limits.model_tokens, limits.model_usd, model, api_of(endpoint))
     local = f"http://127.0.0.1:{MODEL_PORT}"
     variables = {**inside_variables(endpoint, local), "NO_PROXY": "127.0.0.1,localhost"}

@@ -224,6 +224,40 @@ def tree_usage(root: Path, max_bytes: int, max_files: int) -> str | None:
     return None
 
 
+def oversized(
+    root: Path, max_bytes: int, rels: Iterable[bytes] = (b"",), base: Path | None = None
+) -> list[tuple[bytes, int]]:
+    """(path, length) of the regular files under root/rel longer than max_bytes, found by their length alone: never read (a 1 GB
+    sparse file once cost the host 1 GB of git). Links are not followed, `.git` folders not entered. With `base`
+    (a sandbox that is a copy of it), a file the same length and age as the base's at its path is the base's own."""
+    found: list[tuple[bytes, int]] = []
+    stack = list(rels)
+    top, lower = os.fsencode(root), os.fsencode(base) if base is not None else None
+    while stack:
+        rel = stack.pop()
+        try:
+            info = os.lstat(os.path.join(top, rel) if rel else top)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            try:
+                names = os.listdir(os.path.join(top, rel) if rel else top)
+            except OSError:
+                continue
+            stack += [os.path.join(rel, name) if rel else name for name in names if name != b".git"]
+        elif stat.S_ISREG(info.st_mode) and info.st_size > max_bytes and not _same(lower, rel, info):
+            found.append((rel, info.st_size))
+    return sorted(found)
+
+
+def _same(lower: bytes | None, rel: bytes, info: os.stat_result) -> bool:
+    try:
+        was = os.lstat(os.path.join(lower, rel)) if lower is not None else None
+    except OSError:
+        return False
+    return was is not None and (was.st_size, was.st_mtime_ns) == (info.st_size, info.st_mtime_ns)
+
+
 def chown_tree(*roots: Path, uid: int) -> None:
     """Give the trial's uid the writable folders it will use (root only; copies of the base are root's).
     In-process: no child to start, and never through a symlink (lchown)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import traceback
 import uuid
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -19,7 +20,9 @@ from typing import TYPE_CHECKING
 from passhat._errors import PasshatError, SandboxError
 
 if TYPE_CHECKING:
+    from passhat._endpoint import Endpoint
     from passhat.tasks._load import Task
+    from passhat.trial._config import ProviderConfig
 
 _TASKS: dict[Path, Task] = {}
 
@@ -103,11 +106,43 @@ def _write_json(path: Path, payload: dict) -> None:
     os.replace(tmp, path)
 
 
+_RETRY = "then `promptfoo eval --retry-errors --repeat N` runs the refused trials again"
+
+
+def model_check(config: ProviderConfig, endpoint: dict[str, str], task_id: str, trial: int) -> Endpoint:
+    """How passhat probes a trial's model endpoint itself (passhat/_endpoint.py), and the fix to give when it
+    refuses the credential: the variable that holds it, or the scripted model's secret."""
+    from passhat._endpoint import CHECK_PATH, Endpoint
+    from passhat.trial._config import FAKE_MODEL_ENV
+    from passhat.trial._proxy import credential_headers, upstream_url
+
+    if config.fake_model_url:  # its own route: a 403 there means the URL's secret is not the server's
+        from passhat._fake_route import route_url
+
+        fix = ("the scripted model refuses a token its secret did not make (restarted with another secret?): start "
+               "it with `--secret-file` holding the secret of the URL passhat was given, or give passhat the new URL "
+               f"(${FAKE_MODEL_ENV} or `fake_model_url:`); {_RETRY}")  # fmt: skip
+        return Endpoint(route_url(config.fake_model_url, task_id, trial, config.fake_script), {}, CHECK_PATH, fix)
+    headers, auth = credential_headers(endpoint), config.auth
+    if auth is None:
+        where = "$ANTHROPIC_API_KEY"
+    elif auth.token_env:
+        where = f"${auth.token_env} (provider config `{auth.field}`)"
+    else:
+        where = "the gateway's own configuration (`auth:` names no credential variable)"
+    if auth is not None and auth.kind == "oauth_token":
+        headers["anthropic-beta"] = "oauth-2025-04-20"
+        where += "; `claude setup-token` prints a new OAuth token"
+    fix = f"renew the credential in {where} and export it, {_RETRY}"
+    cloud = auth is not None and auth.kind in ("bedrock", "vertex")  # no free request there: the connection only
+    return Endpoint(upstream_url(endpoint), headers, None if cloud else CHECK_PATH, fix)
+
+
 def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
+    from passhat._endpoint import EndpointHealth
     from passhat.trial._agent import bundled_cli, cli_environment, run_agent
     from passhat.trial._config import model_endpoint, parse_config
     from passhat.trial._isolation import confinement, open_jail, warn_if_unconfined
-    from passhat.trial._proxy import EndpointHealth, upstream_url
     from passhat.trial._sandbox import (
         AgentTreeError,
         Outcome,
@@ -158,9 +193,9 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
         opened = open_sandbox(base.path, sandbox, base_git=base.path / ".git")  # an overlay on the base, or a copy
         injected = _inject_claude_md(config.claude_md, workdir) if config.claude_md else None
         endpoint = model_endpoint(config, task.id, repeat_index)
-        upstream = upstream_url(endpoint)
+        check = model_check(config, endpoint, task.id, repeat_index)
         health = EndpointHealth(config.state_dir, config.unreachable_after)
-        if (refused := health.refuse(upstream)) is not None:
+        if (refused := health.refuse(check)) is not None:
             return {
                 "error": f"infrastructure error in task {task.id} trial {repeat_index}: {refused}",
                 "metadata": where,
@@ -170,13 +205,13 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
             jail, proxy, env = open_jail(
                 confined.bwrap, sandbox, hidden, limits, endpoint, task.network,
                 lambda variables: cli_environment(config, home, tmp, workdir, variables), bundled_cli(),
-                config.visible, config.model,
+                config.visible, config.model, check,
             )  # fmt: skip
         else:
             env = cli_environment(config, home, tmp, workdir, endpoint)
         run = run_agent(prompt, config, workdir, env, trial_dir, jail)
         if jail is not None and jail.witness is not None:
-            health.record(upstream, jail.witness.unreachable())
+            health.record(jail.witness.gave_up or jail.witness.unreachable())
         if injected is not None:
             _restore_claude_md(workdir, base.path, injected)
         try:  # with the base's .git, never the agent's: its git config and hooks never run outside the sandbox
@@ -245,10 +280,24 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
     return response
 
 
+# Promptfoo's adaptive scheduler reruns a call whose `error` holds "429" or "rate limit" (up to 4 times, then puts
+# its own RateLimitExhaustedError in the row, metadata gone) unless the response says the limit is not retryable.
+# A passhat trial already had the CLI's own retries, and its error may hold "429" anywhere (the proxy's evidence,
+# a folder name): no error row of passhat's is ever rerun behind the user's back (issue 23).
+NOT_RETRYABLE = {"rateLimitKind": "quota"}
+
+
 def call_api(prompt: str, options: dict, context: dict) -> dict:
-    """Promptfoo's entry point. Bad configuration is a one-line `error`, never a traceback."""
+    """Promptfoo's entry point. Bad configuration is a one-line `error`, never a traceback; every error row is
+    marked so that Promptfoo never reruns it (NOT_RETRYABLE): each (task, repeat) runs once unless the user asks."""
     try:
-        return run_trial(prompt, (options or {}).get("config") or {}, context or {})
+        response = run_trial(prompt, (options or {}).get("config") or {}, context or {})
     except PasshatError as error:
         print(f"passhat: error: {error}", file=sys.stderr)
-        return {"error": f"passhat: {error}"}
+        response = {"error": f"passhat: {error}"}
+    except Exception as error:  # a bug of ours: say so once, and still never let Promptfoo rerun the trial
+        traceback.print_exc(file=sys.stderr)
+        response = {"error": f"passhat: internal error ({type(error).__name__}: {error}); traceback on stderr"}
+    if "error" in response:
+        response["metadata"] = {**(response.get("metadata") or {}), **NOT_RETRYABLE}
+    return response

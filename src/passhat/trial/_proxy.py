@@ -13,18 +13,19 @@ relays 127.0.0.1:PORT to. It
 from __future__ import annotations
 
 import http.client
-import json
 import os
 import shutil
 import socket
 import socketserver
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from passhat._endpoint import REFUSED_IN_A_ROW, Endpoint, Probe, is_auth, is_refusal, label, probe
 from passhat.trial._inside import _pipe  # one relay loop, shared with the in-sandbox forwarder
 from passhat.trial.spend import Spend
 
@@ -40,14 +41,27 @@ _FAILED = ("5", "429", "unreachable", "cut")
 NO_ANSWER_S = 5.0  # a model request pending this long when the session ended: the API was not answering
 
 
+def _failed(outcome: str | None) -> bool:
+    """The upstream did not answer this request: a 5xx, a 429, no connection, a cut stream, or the credential
+    refused (401/403, as the upstream said it: the proxy's own refusals are not requests, see `refused`)."""
+    return bool(outcome) and (str(outcome).startswith(_FAILED) or is_auth(outcome))
+
+
 @dataclass
 class Witness:
     """What the proxy saw of the model API during one trial: each request's path and outcome ("200",
-    "529", "unreachable: ...", "cut: ..."), None while it waits for the upstream."""
+    "529", "unreachable: ...", "cut: ..."), None while it waits for the upstream; and whether it gave up on
+    the upstream (`gave_up`, `ended`): REFUSED_IN_A_ROW refusals in a row (see passhat/_endpoint.py)."""
 
     requests: list[tuple[float, str, str | None]] = field(default_factory=list)  # (start, path, outcome)
     refused: list[str] = field(default_factory=list)  # CONNECT / paths outside the API, as asked
     lock: threading.Lock = field(default_factory=threading.Lock)
+    upstream: str = "the model API"  # scheme://host:port, for reasons
+    fix: str = ""  # what to do when the upstream refuses the credential (the variable, or --secret-file)
+    check: Callable[[], Probe] | None = None  # passhat's own probe of the endpoint, with the real credential
+    gave_up: str | None = None  # why the proxy ended the trial (infra), once it has
+    ended: threading.Event = field(default_factory=threading.Event)
+    _streak: int = 0
 
     def start(self, path: str) -> int:
         with self.lock:
@@ -58,6 +72,33 @@ class Witness:
         with self.lock:
             started, path, _ = self.requests[index]
             self.requests[index] = (started, path, outcome)
+            self._streak = self._streak + 1 if is_refusal(outcome) else 0
+            streak = self._streak
+        if streak >= REFUSED_IN_A_ROW and self.gave_up is None:
+            self._give_up(outcome, streak)
+
+    def _give_up(self, outcome: str, streak: int) -> None:
+        """End the trial as infra after `streak` refusals in a row. Before any answer the agent has run nothing;
+        after one, passhat's own probe must be refused too (the agent may have crafted the refused requests)."""
+        refusal = self.auth_refusal(outcome) if is_auth(outcome) else None
+        if self.answered:
+            found = self.check() if self.check is not None else None
+            if found is None or found.problem is None:
+                with self.lock:
+                    self._streak = 0  # the endpoint answers passhat: not the infrastructure's doing
+                return
+            refusal = f"{refusal}; passhat's own probe too: {found.problem}" if refusal else found.problem
+        self.gave_up = refusal or (
+            f"the model API at {self.upstream} could not be reached {streak} times in a row (last: {outcome}); passhat "
+            "ended the trial instead of waiting out the CLI's retries. Bring the endpoint back, then "
+            "`promptfoo eval --retry-errors --repeat N` runs these trials again"
+        )
+        self.ended.set()
+
+    def auth_refusal(self, outcome: str) -> str:
+        """The reason of a trial whose credential the upstream refused: endpoint, status, fix."""
+        status = str(outcome).split(" ", 1)[0]
+        return f"the model API at {self.upstream} refused the credential (HTTP {status}); {self.fix}".rstrip("; ")
 
     def unreachable(self, pending_counts: bool = False, now: float | None = None) -> str | None:
         """Why no model request of the trial got an answer (None when one did, or none was made). A request
@@ -66,12 +107,24 @@ class Witness:
         now = time.monotonic() if now is None else now
         with self.lock:
             requests = list(self.requests)
-        if not requests or any(o and not o.startswith(_FAILED) for _, _, o in requests):
+        if not requests or any(o and not _failed(o) for _, _, o in requests):
             return None
         if any(o is None and not pending_counts and now - t < NO_ANSWER_S for t, _, o in requests):
             return None
         first = next((o for _, _, o in requests if o), "no answer")
-        return f"{len(requests)} model request(s), none answered (first: {first})"
+        refused = next((o for _, _, o in requests if is_auth(o)), None)
+        why = f"{len(requests)} model request(s), none answered (first: {first})"
+        return f"{why}: {self.auth_refusal(refused)}" if refused else why
+
+    def confirmed_auth(self) -> str | None:
+        """After answers, the last request's credential refused (401/403) and passhat's own probe refused too:
+        a credential that expired or was revoked mid-session (the agent cannot make passhat's probe fail)."""
+        with self.lock:
+            last = self.requests[-1][2] if self.requests else None
+        if not is_auth(last) or self.check is None:
+            return None
+        found = self.check()
+        return f"{self.auth_refusal(str(last))}; passhat's own probe too: {found.problem}" if found.auth else None
 
     @property
     def answered(self) -> int:
@@ -80,9 +133,10 @@ class Witness:
             return sum(1 for _, _, outcome in self.requests if outcome and outcome.startswith("2"))
 
     def infra_evidence(self, pending_counts: bool = False, now: float | None = None) -> str | None:
-        """Why a failed session is the infrastructure's fault, or None: the last model request failed upstream,
-        or was still unanswered when the session ended — when the CLI itself gave up on it (`pending_counts`),
-        or after NO_ANSWER_S (a CLI that died while its request hung)."""
+        """Why a failed session is the infrastructure's fault, or None: the last model request failed upstream
+        (a 401/403 only when confirmed, see `confirmed_auth`), or was still unanswered when the session ended —
+        when the CLI itself gave up on it (`pending_counts`), or after NO_ANSWER_S (a CLI that died while its
+        request hung)."""
         now = time.monotonic() if now is None else now
         with self.lock:
             if not self.requests:
@@ -95,7 +149,7 @@ class Witness:
             )
         if last is not None and last.startswith(_FAILED):
             return f"the model API failed {len(failures)} time(s); last: {last}"
-        return None
+        return self.confirmed_auth()
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -159,6 +213,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(411, "passhat: send a content-length")
             return
         body = self.rfile.read(int(length)) if length else b""
+        if proxy.witness.gave_up is not None:  # the trial is ending: no more requests to a refusing upstream
+            self._refuse(502, f"passhat: the model API at {proxy.upstream_label} refused; the trial is over")
+            return
         spend = proxy.spend  # the trial's caps and the CLI's request shape (trial/spend)
         if spend is not None and (refusal := spend.admit(self.command, self.path, body)) is not None:
             self._refuse(403, refusal)
@@ -233,7 +290,9 @@ class ModelProxy:
         credential: dict[str, str],
         network: tuple[str, ...] = (),
         paths: tuple[str, ...] = ("/v1/",),
+        check: Endpoint | None = None,
     ):
+        """`check`: how passhat probes this upstream itself (and the fix when it refuses the credential)."""
         parts = urlsplit(upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             msg = f"model URL {upstream!r}: expected http(s)://HOST[:PORT][/PATH]"
@@ -241,12 +300,14 @@ class ModelProxy:
         self.scheme, self.host = parts.scheme, parts.hostname
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
         self.prefix = parts.path.rstrip("/")
-        self.upstream_label = f"{parts.scheme}://{parts.hostname}:{self.port}"
+        self.upstream_label = label(upstream)
         self.credential_headers = credential
         self.allowed_hosts = frozenset(network)
         self.paths = paths  # the model API's request paths (api_paths): every other path is refused
         self.socket_path = socket_path
-        self.witness = Witness()
+        self.witness = Witness(upstream=self.upstream_label, fix=check.fix if check else "")
+        if check is not None:
+            self.witness.check = lambda: probe(check)
         self._server: _Server | None = None
 
     def connection(self) -> http.client.HTTPConnection:
@@ -303,9 +364,11 @@ def api_paths(env: dict[str, str]) -> tuple[str, ...]:
     return ("/v1/",)
 
 
-def model_proxy(socket_path: Path, env: dict[str, str], network: tuple[str, ...] = ()) -> ModelProxy:
-    """The proxy of one trial for the endpoint variables `env` (started: `stop()` it)."""
-    return ModelProxy(socket_path, upstream_url(env), credential_headers(env), network, api_paths(env)).start()
+def model_proxy(
+    socket_path: Path, env: dict[str, str], network: tuple[str, ...] = (), check: Endpoint | None = None
+) -> ModelProxy:
+    """The proxy of one trial for the endpoint variables `env` (started: `stop()` it); `check` as ModelProxy's."""
+    return ModelProxy(socket_path, upstream_url(env), credential_headers(env), network, api_paths(env), check).start()
 
 
 def inside_variables(env: dict[str, str], local: str) -> dict[str, str]:
@@ -317,77 +380,3 @@ def inside_variables(env: dict[str, str], local: str) -> dict[str, str]:
     for name, value in env.items():
         inside[name] = PLACEHOLDER_KEY if name in CREDENTIAL_VARS else local if name in URL_VARS else value
     return inside
-
-
-# --- the endpoint's health across trials (issue: a dead endpoint must not cost hours of retries) ------
-
-UNREACHABLE_AFTER = 3  # consecutive trials that could not reach the model before later ones fail fast
-
-
-def probe(url: str, timeout_s: float = 3.0) -> str | None:
-    """None if something answers TCP at url's host:port, else why not."""
-    parts = urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        socket.create_connection((parts.hostname or "", port), timeout=timeout_s).close()
-    except OSError as error:
-        return f"{type(error).__name__}: {error}"
-    return None
-
-
-class EndpointHealth:
-    """How many trials in a row could not reach the model, kept in a file of the state dir (every Promptfoo
-    worker process of one eval shares it). Once `limit` trials in a row could not reach it, each later trial
-    first probes the endpoint and, when it is still down, ends at once as an infra error naming the endpoint
-    and the first error; one that can reach it again resets the count."""
-
-    def __init__(self, state_dir: Path, limit: int = UNREACHABLE_AFTER) -> None:
-        self.path = state_dir / "endpoint-health.json"
-        self.limit = limit
-
-    def _read(self) -> dict[str, object]:
-        try:
-            data = json.loads(self.path.read_text())
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def _write(self, data: dict[str, object]) -> None:
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}")
-        try:
-            tmp.write_text(json.dumps(data))
-            os.replace(tmp, self.path)
-        except OSError:
-            tmp.unlink(missing_ok=True)
-
-    def refuse(self, url: str) -> str | None:
-        """Why this trial should not start (the endpoint is known dead and still is), or None."""
-        data = self._read()
-        count = data.get("count")
-        if not isinstance(count, int) or count < self.limit:
-            return None
-        problem = probe(url)
-        if problem is None:
-            self._write({})
-            return None
-        return (
-            f"the model endpoint {_label(url)} could not be reached by the last {count} trials (first error: "
-            f"{data.get('first')}) and still cannot ({problem}); this trial was not started. Bring the endpoint "
-            "back, then `promptfoo eval --retry-errors --repeat N` runs these trials again"
-        )
-
-    def record(self, url: str, unreachable: str | None) -> None:
-        """After a trial: `unreachable` is why it could not reach the model, or None when it could."""
-        if unreachable is None:
-            if self._read():
-                self._write({})
-            return
-        data = self._read()
-        count = data.get("count")
-        first = data.get("first") or unreachable
-        self._write({"count": (count if isinstance(count, int) else 0) + 1, "first": first, "url": _label(url)})
-
-
-def _label(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"

@@ -37,10 +37,13 @@ from passhat.trial._git import (
     GitOutputTooLargeError,
     git,
     isolated_git_env,
+    not_ignored,
     stage_changes,
+    staged_sizes,
+    streaming,
     upper_changes,
 )
-from passhat.trial._limits import Limits, chown_tree, track_writes, tree_usage, written
+from passhat.trial._limits import Limits, chown_tree, oversized, track_writes, tree_usage, written
 
 _READY = ".passhat-base"  # "<commit>\n<uid>\n" (uid "-" when not root); written last: its presence means done
 _BASE_CONFIG = (("gc.auto", "0"), ("maintenance.auto", "false"), ("core.untrackedCache", "false"))
@@ -348,19 +351,26 @@ def collect_outcome(
     changes = upper_changes(upper, base.path) if upper is not None else None
     if changes is not None and not changes.present and not changes.deleted:
         return Outcome(b"", ())
+    cap = limits.patch_mb * _MB  # no file over it is ever read on the host, nor held whole by git
     with tempfile.TemporaryDirectory(prefix="collect-", dir=workdir.parent) as scratch:
         env = isolated_git_env(git_dir or base.path / ".git", workdir, Path(scratch))
         try:
+            written = changes.present if changes is not None else (b"",)
+            big = oversized(upper or workdir, cap, written, None if upper is not None else base.path)
+            unread = "passhat did not read it"
+            _refuse_big(not_ignored(workdir, [path for path, _ in big], env) if big else [], dict(big), limits, unread)
             if changes is None:
                 shutil.copyfile(base.path / ".git" / "index", env["GIT_INDEX_FILE"])
-                git(workdir, "add", "-A", env=env)
+                git(workdir, *streaming(cap), "add", "-A", env=env)
             else:
-                stage_changes(workdir, base.commit, changes, env)
+                stage_changes(workdir, base.commit, changes, env, cap)
             paths = () if changes is None else ("--", *map(os.fsdecode, [*changes.present, *changes.deleted]))
-            names = git(workdir, "diff", "--cached", "--no-renames", "--name-only", "-z", base.commit, *paths, env=env)
+            staged = staged_sizes(workdir, base.commit, paths, env)  # a big file git streamed: refused unread
+            streamed = "git hashed it in chunks, and nothing diffed it"
+            _refuse_big([path for path, size in staged if size > cap], dict(staged), limits, streamed)
             patch = git(
                 workdir, "diff", "--cached", "--no-renames", "--binary", "--no-color", "--no-ext-diff", base.commit,
-                *paths, max_output=limits.patch_mb * _MB, env=env,
+                *paths, max_output=cap, env=env,
             )  # fmt: skip
         except OSError as error:
             msg = f"the base {base.path} cannot be read: {error}"
@@ -371,7 +381,17 @@ def collect_outcome(
         except GitError as error:
             msg = f"collecting the patch failed on the work tree the agent left: {error}"
             raise AgentTreeError(msg, limit=False) from None
-    return Outcome(patch, tuple(name.decode(errors="replace") for name in names.split(b"\0") if name))
+    return Outcome(patch, tuple(path.decode(errors="replace") for path, _ in staged))
+
+
+def _refuse_big(paths: list[bytes], sizes: dict[bytes, int], limits: Limits, how: str) -> None:
+    """A limit when the patch would hold a file over patch_mb: named with its size, never held whole."""
+    if paths:
+        more = f" (and {len(paths) - 1} more)" if len(paths) > 1 else ""
+        name, size = paths[0].decode(errors="replace"), sizes[paths[0]] / _MB
+        msg = (f"patch size limit (patch_mb): {name!r} is {size:.0f} MB{more}, over the {limits.patch_mb} MB a "
+               f"patch may hold; {how}")  # fmt: skip
+        raise AgentTreeError(msg, limit=True)
 
 
 def base_for(task_dir: Path, base_dir: Path) -> Base:
