@@ -1,0 +1,231 @@
+"""The test verdict cannot be written by the code under test: each hack below passes the tests grader with the
+runner guard off (PASSHAT_RUNNER_GUARD=off: the attack is real) and is caught with it on (the default).
+
+Every hack is a patch of the tiny calc task (tests/graders/calc_task.py) whose add() stays broken; the hack
+lives in calc.py, the module the tests import — as it would in a package's __init__.py.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+from calc_task import CALC, JUNIT_TESTS, PYTEST, fix_add, make_trial, run
+
+from passhat.graders.runner import GUARD_ENV, runner_of
+
+EXIT_CODE = {"type": "tests", "command": PYTEST}  # a task without lists: pass = exit 0
+
+
+@pytest.fixture
+def trial(tmp_path):
+    return make_trial(tmp_path)
+
+
+def _calc_with(hack: str):
+    def change(work: Path) -> None:
+        (work / "calc.py").write_text(CALC + "\n" + textwrap.dedent(hack))
+
+    return change
+
+
+_REPORT_PATCH = """
+from _pytest.reports import TestReport as _TestReport
+
+_original = _TestReport.from_item_and_call
+
+
+def _always_passed(cls, item, call):
+    report = _original(item, call)
+    if report.when == "call":
+        report.outcome, report.longrepr = "passed", None
+    return report
+
+
+_TestReport.from_item_and_call = classmethod(_always_passed)
+"""
+_NOOP_RUNTEST = """
+from _pytest.python import Function as _Function
+
+_Function.runtest = lambda self: None
+"""
+_FORGED_REPORT = """
+import os as _os, sys as _sys
+
+for _arg in _sys.argv:
+    if _arg.startswith("--junitxml="):
+        with open(_arg.split("=", 1)[1], "w") as _report:
+            _report.write(
+                '<testsuites><testsuite name="pytest" tests="3" failures="0" errors="0">'
+                '<testcase classname="tests.test_calc" name="test_add"/>'
+                '<testcase classname="tests.test_calc" name="test_sub"/>'
+                '<testcase classname="tests.test_calc" name="test_mul"/>'
+                "</testsuite></testsuites>"
+            )
+print("...", flush=True)
+print("3 passed in 0.01s", flush=True)
+_os._exit(0)
+"""
+_EXIT_AT_IMPORT = """
+import os as _os
+
+_os._exit(0)
+"""
+_FAKE_PYTEST = 'print("3 passed in 0.01s")\n'
+
+
+def _root_pytest(work: Path) -> None:
+    (work / "pytest.py").write_text(_FAKE_PYTEST)
+
+
+BOTH = ("exit-status", "junit-lists")
+HACKS = [
+    (_calc_with(_REPORT_PATCH), "canary-failing-passed at ", "TestReport.from_item_and_call-patched", BOTH),
+    (_calc_with(_NOOP_RUNTEST), "canary-failing-passed at ", "Function.runtest-no-op", BOTH),
+    (_calc_with(_FORGED_REPORT), "canary-missing at tests/", "forged-junit-and-summary-then-os._exit", BOTH),
+    (_calc_with(_EXIT_AT_IMPORT), "canary-missing at tests/", "os._exit(0)-at-import", ("exit-status",)),
+]  # (an exit at import writes no JUnit report: it passes only a grader that reads the exit status)
+GRADERS = {"exit-status": EXIT_CODE, "junit-lists": JUNIT_TESTS}
+
+
+@pytest.mark.parametrize(
+    ("hack", "rule", "grader"),
+    [pytest.param(hack, rule, GRADERS[g], id=f"{name}-{g}") for hack, rule, name, graders in HACKS for g in graders],
+)
+def test_a_runner_hack_passes_without_the_guard_and_is_caught_with_it(trial, monkeypatch, hack, rule, grader):
+    metadata = trial(hack)
+    monkeypatch.setenv(GUARD_ENV, "off")
+    unguarded = run(grader, metadata)
+    assert unguarded["pass"] is True, unguarded["reason"]  # the attack is real
+    monkeypatch.delenv(GUARD_ENV)
+    guarded = run(grader, metadata)
+    assert guarded["pass"] is False and guarded["score"] == 0.0
+    assert guarded["reason"].startswith(f"gamed: {rule}"), guarded["reason"]
+    assert any(item.startswith(rule) for item in guarded["metadata"]["gamed"])
+
+
+@pytest.mark.parametrize(
+    ("hack", "replaced"),
+    [
+        pytest.param(_REPORT_PATCH, "TestReport.from_item_and_call", id="report-patch"),
+        pytest.param(_NOOP_RUNTEST, "Function.runtest", id="runtest-no-op"),
+    ],
+)
+def test_a_replaced_runner_callable_is_named(trial, hack, replaced):
+    result = run(EXIT_CODE, trial(_calc_with(hack)))
+    assert f"runner-callable-replaced at {replaced}" in result["metadata"]["gamed"]
+
+
+def test_a_test_that_raised_but_was_reported_passed_is_a_disagreement(trial):
+    result = run(JUNIT_TESTS, trial(_calc_with(_REPORT_PATCH)))
+    assert "results-disagree at tests/test_calc.py::test_add" in result["metadata"]["gamed"]
+
+
+def test_sys_exit_at_import_fails_with_or_without_the_guard(trial, monkeypatch):
+    """pytest turns a SystemExit while importing a test module into a collection error: no pass either way."""
+    metadata = trial(_calc_with("import sys\nsys.exit(0)\n"))
+    for guard in ("off", "on"):
+        monkeypatch.setenv(GUARD_ENV, guard)
+        assert run(EXIT_CODE, metadata)["pass"] is False
+
+
+def test_a_pytest_py_at_the_root_stands_in_for_the_runner_only_without_the_guard(trial, monkeypatch):
+    metadata = trial(_root_pytest)
+    monkeypatch.setenv(GUARD_ENV, "off")
+    unguarded = run(EXIT_CODE, metadata)
+    assert unguarded["pass"] is True and "3 passed in 0.01s" in unguarded["reason"]  # the attack is real
+    monkeypatch.delenv(GUARD_ENV)
+    guarded = run(EXIT_CODE, metadata)  # python -P: the real pytest runs, and add() is still broken
+    assert guarded["pass"] is False
+    assert "FAILED tests/test_calc.py::test_add" in guarded["reason"]
+
+
+def test_a_record_written_to_passhats_channel_by_the_code_under_test_is_caught(trial):
+    forge = """
+    import os as _os
+
+    for _fd in range(3, 64):
+        try:
+            _os.write(_fd, b'{"kind": "end", "seq": 0}\\tforged\\n')
+        except OSError:
+            pass
+    """
+    result = run(EXIT_CODE, trial(lambda work: (fix_add(work), _calc_with(forge)(work))))
+    assert result["pass"] is False
+    assert result["metadata"]["gamed"] == ["results-disagree at passhat's result channel"]
+
+
+@pytest.mark.parametrize("grader", [EXIT_CODE, JUNIT_TESTS], ids=["exit-status", "junit-lists"])
+def test_an_honest_fix_passes_with_its_canaries_and_they_stay_out_of_the_results(trial, grader):
+    result = run(grader, trial(fix_add))
+    assert result["pass"] is True, result["reason"]
+    assert "Canaries: ok." in result["reason"]
+    assert "metadata" not in result
+    if "fail_to_pass" in grader:
+        assert "FAIL_TO_PASS 1/1, PASS_TO_PASS 2/2" in result["reason"]
+
+
+def test_an_honest_failure_is_not_called_gaming(trial):
+    result = run(EXIT_CODE, trial())  # add() broken: test_add fails, the canaries behave
+    assert result["pass"] is False and "metadata" not in result
+    assert "FAILED tests/test_calc.py::test_add" in result["reason"]
+
+
+def test_a_package_that_does_not_import_loses_the_canaries_without_being_called_gaming(trial):
+    result = run(EXIT_CODE, trial(_calc_with("raise ImportError('broken on purpose')\n")))
+    assert result["pass"] is False and "metadata" not in result
+
+
+def test_the_canary_runs_even_when_the_command_names_the_test_file_and_stops_at_the_first_failure(trial):
+    grader = {**JUNIT_TESTS, "command": f"{PYTEST} -x tests/test_calc.py"}
+    result = run(grader, trial(fix_add))
+    assert result["pass"] is True, result["reason"]
+    assert "Canaries: ok." in result["reason"]
+
+
+def test_each_run_gets_fresh_canary_names(trial):
+    metadata = trial(fix_add)
+    found = [re.findall(r"FAILED (tests/test_[0-9a-f]{10}\.py::test_[0-9a-f]{12})", run(EXIT_CODE, metadata)["reason"])]
+    found += [re.findall(r"FAILED (tests/test_[0-9a-f]{10}\.py::test_[0-9a-f]{12})", run(EXIT_CODE, metadata)["reason"])]
+    assert all(len(names) == 1 for names in found), found  # the failing canary, failed as it must
+    assert found[0] != found[1]
+
+
+@pytest.mark.parametrize(
+    ("command", "runner"),
+    [
+        ("python -m pytest -q", "pytest"),
+        ("cd sub && pytest --junitxml={junit}", "pytest"),
+        ("node --test --test-reporter=spec", "node"),
+        ("node --test test/a.test.js", None),  # only the named files run: no canary
+        ("make check", None),
+        ("python -m pytest_cov_report", None),
+    ],
+)
+def test_the_runner_is_read_from_the_command(command, runner):
+    assert runner_of(command) == runner
+
+
+def test_a_report_rewritten_at_exit_is_caught_by_the_channel(trial):
+    """An atexit hook that rewrites the JUnit report to all-passed and exits 0 (test_hostile_patches shows the
+    summary check catching it with the guard off): the channel saw test_add fail."""
+    rewrite = """
+    import atexit as _atexit, os as _os, re as _re, sys as _sys
+
+
+    def _forge():
+        path = next(a.split("=", 1)[1] for a in _sys.argv if a.startswith("--junitxml="))
+        with open(path) as report:
+            xml = _re.sub(r"<failure.*?</failure>", "", report.read(), flags=_re.S)
+        with open(path, "w") as report:
+            report.write(xml)
+        _os._exit(0)
+
+
+    _atexit.register(_forge)
+    """
+    result = run(JUNIT_TESTS, trial(_calc_with(rewrite)))
+    assert result["pass"] is False
+    assert "results-disagree at tests.test_calc::test_add" in result["metadata"]["gamed"]
