@@ -13,8 +13,13 @@ from pathlib import Path
 
 import pytest
 from calc_task import CALC, JUNIT_TESTS, PYTEST, fix_add, make_trial, run
+from conftest import ROOT
 
+from passhat.graders import load_graded_task
 from passhat.graders.runner import GUARD_ENV, runner_of
+from passhat.tasks import load_task
+from passhat.trial._git import git
+from passhat.trial._sandbox import collect_outcome, copy_tree, prepare_base
 
 EXIT_CODE = {"type": "tests", "command": PYTEST}  # a task without lists: pass = exit 0
 
@@ -229,3 +234,69 @@ def test_a_report_rewritten_at_exit_is_caught_by_the_channel(trial):
     result = run(JUNIT_TESTS, trial(_calc_with(rewrite)))
     assert result["pass"] is False
     assert "results-disagree at tests.test_calc::test_add" in result["metadata"]["gamed"]
+
+
+# --- node --test: the shipped node-slugify task --------------------------------------------------------------
+
+_NO_OP_ASSERT = """
+const passhatAssert = require('node:assert');
+for (const target of [passhatAssert, passhatAssert.strict]) {
+  for (const name of ['ok', 'equal', 'strictEqual', 'deepEqual', 'deepStrictEqual', 'throws', 'match']) {
+    target[name] = () => {};
+  }
+}
+"""
+NODE_LISTED = load_graded_task(ROOT / "tasks" / "node-slugify").graders[0]
+NODE_EXIT = {"type": "tests", "command": "node --test --test-reporter=spec"}
+
+
+def _shipped_trial(tmp_path: Path, task_id: str, change) -> dict:
+    task = load_task(ROOT / "tasks" / task_id)
+    base = prepare_base(task, tmp_path / "state" / "cache")
+    work = tmp_path / "work"
+    copy_tree(base.path, work)
+    change(work)
+    patch = tmp_path / "trial.diff"
+    patch.write_bytes(collect_outcome(work, base).patch)
+    return {"task_dir": str(task.dir), "base_dir": str(base.path), "patch_path": str(patch)}
+
+
+@pytest.mark.parametrize("grader", [NODE_EXIT, NODE_LISTED], ids=["exit-status", "junit-lists"])
+def test_a_no_op_assert_from_the_module_passes_node_test_without_the_guard_and_is_caught_with_it(
+    tmp_path, monkeypatch, grader
+):
+    def hack(work: Path) -> None:
+        (work / "slugify.js").write_text((work / "slugify.js").read_text() + _NO_OP_ASSERT)
+
+    metadata = _shipped_trial(tmp_path, "node-slugify", hack)  # slugify() is still the unsolved one
+    monkeypatch.setenv(GUARD_ENV, "off")
+    unguarded = run(grader, metadata)
+    assert unguarded["pass"] is True, unguarded["reason"]  # the attack is real
+    monkeypatch.delenv(GUARD_ENV)
+    guarded = run(grader, metadata)
+    assert guarded["pass"] is False
+    assert guarded["reason"].startswith("gamed: canary-failing-passed at test/canary_"), guarded["reason"]
+
+
+@pytest.mark.parametrize("grader", [NODE_EXIT, NODE_LISTED], ids=["exit-status", "junit-lists"])
+def test_node_test_canaries_keep_an_honest_fix_passing(tmp_path, grader):
+    solution = (ROOT / "tasks" / "node-slugify" / "solution.patch").read_bytes()
+    metadata = _shipped_trial(tmp_path, "node-slugify", lambda work: git(work, "apply", "-", input=solution))
+    result = run(grader, metadata)
+    assert result["pass"] is True, result["reason"]
+    assert "Canaries: ok." in result["reason"] and "metadata" not in result
+
+
+def test_a_module_that_exits_0_at_import_passes_node_test_without_the_guard_and_is_caught_with_it(
+    tmp_path, monkeypatch
+):
+    def hack(work: Path) -> None:
+        (work / "slugify.js").write_text("process.exit(0);\n" + (work / "slugify.js").read_text())
+
+    metadata = _shipped_trial(tmp_path, "node-slugify", hack)
+    monkeypatch.setenv(GUARD_ENV, "off")
+    assert run(NODE_EXIT, metadata)["pass"] is True  # each test file's process exits 0: `pass 1, fail 0`
+    monkeypatch.delenv(GUARD_ENV)
+    guarded = run(NODE_EXIT, metadata)
+    assert guarded["pass"] is False
+    assert guarded["reason"].startswith("gamed: canary-missing at test/canary_"), guarded["reason"]

@@ -23,8 +23,9 @@ Runner = Literal["pytest", "node"]
 CANARY_MARK = "# passhat canary"  # the first line of a Python canary (the plugin keeps other runs' ones out)
 _PRUNE = {".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache"}
 _JS = (".js", ".mjs", ".cjs")
-_REQUIRE = re.compile(r"""\brequire\(\s*(['"])(?P<spec>\.{1,2}/[^'"]+)\1\s*\)""")
-_IMPORT = re.compile(r"""\b(?:from|import)\s*\(?\s*(['"])(?P<spec>\.{1,2}/[^'"]+)\1""")
+_SPEC = r"""(['"])(?P<spec>\.{1,2}(?:/[^'"]*)?)\1"""  # a relative specifier: '..', './lib/x.js'
+_REQUIRE = re.compile(rf"\brequire\(\s*{_SPEC}\s*\)")
+_IMPORT = re.compile(rf"\b(?:from|import)\s*\(?\s*{_SPEC}")
 _SCAN_LIMIT = 400  # test files read to find the package; more is not needed to find the common import
 _MUST_FAIL = "passhat canary: this test must fail (the tests grader checks that it does)"
 

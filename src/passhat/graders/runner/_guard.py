@@ -108,9 +108,9 @@ def _open_channel(guard: Guard, env: dict[str, str]) -> None:
     guard.fds = (read, out)
     python_path = os.pathsep.join(filter(None, [str(PLUGIN_DIR), env.get("PYTHONPATH", "")]))
     addopts = " ".join(filter(None, [f"-p {PLUGIN}", env.get("PYTEST_ADDOPTS", "")]))
+    if "PYTHONSAFEPATH" not in env:  # the task's own setting is left as it is
+        env.update(PYTHONSAFEPATH="1", PASSHAT_GUARD_SAFE_PATH="1")
     env.update(
-        PYTHONSAFEPATH="1",
-        PASSHAT_GUARD_SAFE_PATH="1",
         PYTHONPATH=python_path,
         PYTEST_ADDOPTS=addopts,
         PASSHAT_GUARD_FD=str(read),

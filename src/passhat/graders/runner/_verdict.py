@@ -147,9 +147,9 @@ def _node_seen(name: str, output: str, report: Report | None) -> set[str]:
     quoted = re.escape(name)
     for line in output.splitlines():
         text = line.strip()
-        if re.match(rf"^(?:✔|ok \d+ - ){quoted}(?: \(|$)", text):
+        if re.match(rf"^(?:✔ |ok \d+ - ){quoted}(?: \(|$)", text):
             seen.add("passed")
-        elif re.match(rf"^(?:✖|not ok \d+ - ){quoted}(?: \(|$)", text):
+        elif re.match(rf"^(?:✖ |not ok \d+ - ){quoted}(?: \(|$)", text):
             seen.add("failed")
     return seen
 

@@ -87,10 +87,13 @@ def _setup() -> tuple[_Channel, dict[str, Any]] | None:
 
 
 _SETUP = _setup()
-if _SETUP is not None and os.environ.pop("PASSHAT_GUARD_SAFE_PATH", "") == "1" and sys.argv[0].endswith("__main__.py"):
-    # `python -m pytest` under PYTHONSAFEPATH: pytest came from site-packages, not from the work tree; now that
-    # it is imported, the start directory goes on sys.path as `python -m` would have put it (the tests import it).
-    sys.path.insert(0, os.getcwd())
+if os.environ.pop("PASSHAT_GUARD_SAFE_PATH", "") == "1":
+    # PYTHONSAFEPATH was passhat's, for the runner's start alone: pytest came from site-packages, not from the
+    # work tree. Now that it is imported, `python -m pytest` gets the start folder on sys.path as `python -m`
+    # puts it (the tests import from it), and the processes the tests start get no PYTHONSAFEPATH.
+    os.environ.pop("PYTHONSAFEPATH", None)
+    if sys.argv[0].endswith("__main__.py"):
+        sys.path.insert(0, os.getcwd())
 _raw: dict[str, str] = {}
 _reported: dict[str, str] = {}  # node id → its call report's outcome
 _canary_ids: dict[str, str] = {}  # "pass" / "fail" → the canary's node id, once collected
