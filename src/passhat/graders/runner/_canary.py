@@ -32,12 +32,14 @@ _MUST_FAIL = "passhat canary: this test must fail (the tests grader checks that 
 
 @dataclass(frozen=True)
 class Canary:
-    """The canary file of one run: where it is (relative to the tree), its test names, what it imports."""
+    """The canaries of one run: the file they are in (relative to the tree), their test names, what the file
+    imports for them; `host`: the module kind (esm / cjs) of the task's test file they were added to, if any."""
 
     rel: str
     passing: str
     failing: str
     imports: tuple[str, ...]
+    host: str | None = None
 
 
 def _files(tree: Path, suffixes: tuple[str, ...]) -> list[str]:
@@ -97,19 +99,44 @@ def _python(tree: Path, protected: tuple[str, ...]) -> Canary:
     return Canary(f"{folder}/{name}" if folder else name, passing, failing, (package,) if package else ())
 
 
+def _module_kind(tree: Path, rel: str) -> str:
+    """esm or cjs: by extension, else by the nearest package.json's "type" (node's own rule)."""
+    if rel.endswith((".mjs", ".cjs")):
+        return "esm" if rel.endswith(".mjs") else "cjs"
+    folder = rel.rpartition("/")[0]
+    while True:
+        manifest = _read(tree, f"{folder}/package.json" if folder else "package.json")
+        if manifest:
+            try:
+                return "esm" if json.loads(manifest).get("type") == "module" else "cjs"
+            except (ValueError, AttributeError):
+                return "cjs"
+        if not folder:
+            return "cjs"
+        folder = folder.rpartition("/")[0]
+
+
 def _node(tree: Path, protected: tuple[str, ...]) -> Canary:
+    """node --test runs each test file in a process of its own: the canaries go at the end of the test file that
+    imports the tree's most imported module (one more process would cost more than the rest of a small suite),
+    so they share that file's process and whatever the module did to it. No test file: a file of their own."""
     tests = [rel for rel in _files(tree, _JS) if matches(rel, protected)][:_SCAN_LIMIT]
     specs: Counter[tuple[str, str, str]] = Counter()  # (folder, how, spec): a relative spec holds from its folder
+    users: dict[tuple[str, str, str], str] = {}
     for rel in tests:
         source, folder = _read(tree, rel), rel.rpartition("/")[0]
-        specs.update((folder, "require", m["spec"]) for m in _REQUIRE.finditer(source))
-        specs.update((folder, "import", m["spec"]) for m in _IMPORT.finditer(source))
-    top = min(specs, key=lambda key: (-specs[key], key)) if specs else None
-    folder = top[0] if top else (tests[0].rpartition("/")[0] if tests else "test")
-    name = f"canary_{secrets.token_hex(5)}.test.mjs"
+        found = [(folder, "require", m["spec"]) for m in _REQUIRE.finditer(source)]
+        found += [(folder, "import", m["spec"]) for m in _IMPORT.finditer(source)]
+        specs.update(found)
+        for key in found:
+            users.setdefault(key, rel)
     passing, failing = (f"{secrets.token_hex(4)} {secrets.token_hex(4)}" for _ in range(2))
-    imports = (f"{top[1]}:{top[2]}",) if top else ()
-    return Canary(f"{folder}/{name}" if folder else name, passing, failing, imports)
+    if specs:
+        host = users[min(specs, key=lambda key: (-specs[key], key))]
+        return Canary(host, passing, failing, (), _module_kind(tree, host))
+    folder = tests[0].rpartition("/")[0] if tests else "test"
+    name = f"canary_{secrets.token_hex(5)}.test.mjs"
+    return Canary(f"{folder}/{name}" if folder else name, passing, failing, (), None)
 
 
 def _python_text(canary: Canary) -> str:
@@ -121,22 +148,33 @@ def _python_text(canary: Canary) -> str:
 
 
 def _node_text(canary: Canary) -> str:
+    """The canary tests in a block of their own (no name of the host file's is shadowed outside it)."""
     a, b = secrets.randbelow(10**6) + 3, secrets.randbelow(10**6) + 10**6 + 3
-    lines = ["// passhat canary", "import test from 'node:test';", "import assert from 'node:assert/strict';"]
-    for item in canary.imports:
-        how, _, spec = item.partition(":")
-        if how == "require":
-            lines += ["import { createRequire } from 'node:module';", f"createRequire(import.meta.url)({json.dumps(spec)});"]
-        else:
-            lines.append(f"await import({json.dumps(spec)});")
-    lines += [f"test({json.dumps(canary.passing)}, () => {{ assert.strictEqual({a}, {a}); }});"]
-    lines += [f"test({json.dumps(canary.failing)}, () => {{ assert.strictEqual({a}, {b}, {json.dumps(_MUST_FAIL)}); }});", ""]
-    return "\n".join(lines)
+    load = "await import" if canary.host != "cjs" else "require"
+    test, check = ("(await import('node:test')).default", "(await import('node:assert/strict')).default")
+    if load == "require":
+        test, check = "require('node:test')", "require('node:assert/strict')"
+    return "\n".join(
+        [
+            "",
+            "// passhat canary",
+            "{",
+            f"  const passhatTest = {test};",
+            f"  const passhatAssert = {check};",
+            f"  passhatTest({json.dumps(canary.passing)}, () => {{ passhatAssert.strictEqual({a}, {a}); }});",
+            f"  passhatTest({json.dumps(canary.failing)}, () => {{",
+            f"    passhatAssert.strictEqual({a}, {b}, {json.dumps(_MUST_FAIL)});",
+            "  });",
+            "}",
+            "",
+        ]
+    )
 
 
 def add_canary(tree: Path, runner: Runner, protected: tuple[str, ...]) -> Canary:
     """Write a fresh canary into `tree` (the grader's private copy) for `runner`; its names are new each call."""
     canary = _python(tree, protected) if runner == "pytest" else _node(tree, protected)
     text = _python_text(canary) if runner == "pytest" else _node_text(canary)
-    write_within(tree, canary.rel, text.encode())
+    before = _read(tree, canary.rel) if canary.host in ("cjs", "esm") else ""
+    write_within(tree, canary.rel, (before.rstrip("\n") + "\n" + text).lstrip("\n").encode())
     return canary

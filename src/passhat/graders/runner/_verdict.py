@@ -117,7 +117,9 @@ def _pytest(guard: Guard, command: str, code: int | None, report: Report | None)
     elif end is None and code == 0:
         gamed.append((f"results-disagree at {_WHERE}", f"`{command}` exited 0, but pytest never finished its session"))
     elif end is not None and exit_mode and end.get("exitstatus") != 0:
-        gamed.append((f"results-disagree at {_WHERE}", f"pytest ended with status {end.get('exitstatus')}, the command 0"))
+        gamed.append(
+            (f"results-disagree at {_WHERE}", f"pytest ended with status {end.get('exitstatus')}, the command 0")
+        )
     if report is not None:
         gamed += _junit_claims(report, worst, junit_canaries)
     if gamed:
@@ -135,13 +137,15 @@ def _junit_claims(report: Report, worst: dict[str, str], canaries: frozenset[str
     for test, status in sorted(report.results.items()):
         if status == "passed" and test not in canaries and seen.get(test) != "passed":
             what = "never ran" if test not in seen else f"was {seen[test]}"
-            found.append((f"results-disagree at {test}", f"the JUnit report says passed; under passhat's plugin it {what}"))
+            found.append(
+                (f"results-disagree at {test}", f"the JUnit report says passed; under passhat's plugin it {what}")
+            )
     return found[:20]
 
 
 def _node_seen(name: str, output: str, report: Report | None) -> set[str]:
     """How `name` turned out, from the JUnit report and from the spec / TAP lines node printed."""
-    seen = set()
+    seen: set[str] = set()
     if report is not None:
         seen |= {status for test, status in report.results.items() if test == name or test.endswith(f"::{name}")}
     quoted = re.escape(name)

@@ -53,6 +53,8 @@ _CORE: dict[str, tuple[Any, str]] = {
     "Session.pytest_runtest_logreport": (_main.Session, "pytest_runtest_logreport"),
 }
 _ORIGINAL = {label: _own(owner, name) for label, (owner, name) in _CORE.items()}  # before any test module
+
+
 class _Channel:
     """The result file: one `JSON<TAB>HMAC` line per record, numbered."""
 
@@ -161,7 +163,9 @@ def pytest_collection_modifyitems(
         found = {item.name: item for item in before if str(item.path) == canary["path"] and item.name in names}
         items[:] = [item for item in items if item not in found.values()]
         items.extend(found[name] for name in names if name in found)
-        _canary_ids.update({key: found[name].nodeid for key, name in zip(("pass", "fail"), names) if name in found})
+        _canary_ids.update(
+            {key: found[name].nodeid for key, name in zip(("pass", "fail"), names, strict=True) if name in found}
+        )
         if _SETUP is not None:
             _SETUP[0].send("canaries", ids=_canary_ids)
     return result
@@ -194,7 +198,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtestloop(session: pytest.Session) -> Generator[None, None, bool]:
+def pytest_runtestloop(session: pytest.Session) -> Generator[None, bool, bool]:
     """The failing canary's failure is passhat's, not the task's: it does not count toward the exit status
     (nor toward -x / --maxfail, as it runs last)."""
     try:
