@@ -43,12 +43,14 @@ def runner_of(command: str) -> Runner | None:
 
 
 def _names_files(tail: str) -> bool:
-    """`node --test a.test.js` runs only the files it names: a canary beside them would never run."""
+    """`node --test a.test.js` runs only the files it names, and a name pattern only the tests it matches: canaries
+    could not be sure to run (not guarded yet)."""
     try:
         words = shlex.split(re.split(r"[;&|]", tail, maxsplit=1)[0])
     except ValueError:
         return True
-    return any(not word.startswith("-") and _JS_FILE.search(word) for word in words[1:])
+    filters = ("--test-name-pattern", "--test-skip-pattern", "--test-only")
+    return any((not word.startswith("-") and _JS_FILE.search(word)) or word.startswith(filters) for word in words[1:])
 
 
 @dataclass
