@@ -11,6 +11,8 @@ listed tests passing; `auto` lists are computed once per task version (compute_t
 The report is written to a fresh folder outside the work tree (`{junit}` in the command is its path;
 the `junit` path is a link to it), read back as soon as the command has ended, and believed only when
 it agrees with the runner's own summary and exit status (graders._junit).
+The runner guard (graders.runner) adds canary tests to the private copy and, for pytest, a channel of its own;
+its findings come before the verdict: a tampered run is a failed grade with `gamed` set.
 """
 
 from __future__ import annotations

@@ -32,7 +32,8 @@ from _pytest.reports import TestReport
 from _pytest.runner import CallInfo
 
 CANARY_MARK = "# passhat canary"
-_write, _close, _digest = os.write, os.close, hmac.new  # bound now: a later patch of os.write changes nothing
+# bound now, before any test module: a later patch of os.write or json.dumps changes nothing here
+_write, _close, _digest, _dumps = os.write, os.close, hmac.new, json.dumps
 
 
 def _own(owner: Any, name: str) -> object:
@@ -62,7 +63,7 @@ class _Channel:
         self.key, self.fd, self.seq = key, fd, 0
 
     def send(self, kind: str, **fields: object) -> None:
-        body = json.dumps({"seq": self.seq, "kind": kind, **fields}, sort_keys=True).encode()
+        body = _dumps({"seq": self.seq, "kind": kind, **fields}, sort_keys=True).encode()
         mac = _digest(self.key, body, hashlib.sha256).hexdigest().encode()
         self.seq += 1
         line = body + b"\t" + mac + b"\n"
