@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from calc_task import CALC, JUNIT_TESTS, PYTEST, fix_add, make_trial, run
+from calc_task import CALC, JUNIT_TESTS, PYTEST, TESTS, fix_add, make_trial, run
 from conftest import ROOT
 
 from passhat.graders import load_graded_task
@@ -412,3 +412,40 @@ def test_the_channel_believes_only_records_signed_in_order(tmp_path, records, go
     guard.results.write_bytes(records(guard.key))
     found, forged = read_channel(guard)
     assert (forged is None) is good and len(found) == int(good)
+
+
+_INNER_SESSIONS = """
+def test_inline(pytester):
+    pytester.makepyfile("def test_a():\\n    assert True\\n")
+    pytester.runpytest_inprocess("-p", "passhat_runner_guard").assert_outcomes(passed=1)
+
+
+def test_subprocess(pytester):
+    pytester.makepyfile("def test_a():\\n    assert True\\n")
+    pytester.runpytest_subprocess("-p", "passhat_runner_guard").assert_outcomes(passed=1)
+"""
+
+
+def test_pytest_sessions_a_test_starts_are_left_alone(tmp_path):
+    """A task whose tests run pytest themselves (pytester, in-process and in a subprocess, with passhat's plugin
+    named): the canaries and the channel belong to the command's own session only."""
+    task = tmp_path / "tasks" / "calc"
+    (task / "repo" / "tests").mkdir(parents=True)
+    (task / "repo" / "calc.py").write_text(CALC)
+    (task / "repo" / "tests" / "test_calc.py").write_text(TESTS)
+    (task / "repo" / "tests" / "conftest.py").write_text('pytest_plugins = ["pytester"]\n')
+    (task / "repo" / "tests" / "test_inner.py").write_text(_INNER_SESSIONS)
+    (task / "repo" / "pytest.ini").write_text("[pytest]\ntestpaths = tests\npythonpath = .\n")
+    (task / "solution.patch").write_text("")
+    (task / "task.yaml").write_text(
+        "id: calc\ndescription: d\ntier: simple\nprompt: p\ngraders:\n  - type: tests\n    command: x\n"
+    )
+    base = prepare_base(load_task(task), tmp_path / "state" / "cache")
+    work = tmp_path / "work"
+    copy_tree(base.path, work)
+    fix_add(work)
+    (tmp_path / "trial.diff").write_bytes(collect_outcome(work, base).patch)
+    metadata = {"task_dir": str(task), "base_dir": str(base.path), "patch_path": str(tmp_path / "trial.diff")}
+    result = run(EXIT_CODE, metadata)
+    assert result["pass"] is True, result["reason"]
+    assert "Canaries: ok." in result["reason"] and "6 passed" in result["reason"]

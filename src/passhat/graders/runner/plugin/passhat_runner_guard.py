@@ -100,10 +100,16 @@ if os.environ.pop("PASSHAT_GUARD_SAFE_PATH", "") == "1":
 _raw: dict[str, str] = {}
 _reported: dict[str, str] = {}  # node id → its call report's outcome
 _canary_ids: dict[str, str] = {}  # "pass" / "fail" → the canary's node id, once collected
+_watched: list[pytest.Config] = []  # the command's own pytest session (not one a test runs in-process)
+_in_body: list[str] = []  # the node id of the test whose body is running: a report meanwhile is an inner session's
 
 
-def _canary() -> dict[str, str] | None:
-    return None if _SETUP is None else _SETUP[1].get("canary")
+def _ours(config: pytest.Config) -> bool:
+    return _SETUP is not None and bool(_watched) and _watched[0] is config
+
+
+def _canary(config: pytest.Config) -> dict[str, str] | None:
+    return _SETUP[1].get("canary") if _SETUP is not None and _ours(config) else None
 
 
 def _is_canary_file(path: Path) -> bool:
@@ -117,13 +123,14 @@ def _is_canary_file(path: Path) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if _SETUP is not None:
+    if _SETUP is not None and not _watched:
+        _watched.append(config)
         _SETUP[0].send("start", pid=os.getpid(), argv=sys.argv[1:], cwd=os.getcwd())
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """A canary file of another run (or one the agent planted) is never collected: only this run's."""
-    canary = _canary()
+    canary = _canary(config)
     if canary is not None and str(collection_path) == canary["path"]:
         return None
     return True if _is_canary_file(collection_path) else None
@@ -140,7 +147,7 @@ def _covered(path: Path, args: Iterable[str], start: Path) -> bool:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection(session: pytest.Session) -> None:
     """The canary is collected whatever the command names (explicit files, testpaths)."""
-    canary = _canary()
+    canary = _canary(session.config)
     if canary is None:
         return
     path, start = Path(canary["path"]), session.config.invocation_params.dir
@@ -158,7 +165,7 @@ def pytest_collection_modifyitems(
     failing one; a canary deselected by -k or -m is put back."""
     before = list(items)
     result = yield
-    canary = _canary()
+    canary = _canary(config)
     if canary is not None:
         names = [canary["pass"], canary["fail"]]
         found = {item.name: item for item in before if str(item.path) == canary["path"] and item.name in names}
@@ -175,6 +182,9 @@ def pytest_collection_modifyitems(
 @pytest.hookimpl(wrapper=True, trylast=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     """What the test body really did, seen next to runtest(), before any report is made of it."""
+    if not _ours(item.config):
+        return (yield)
+    _in_body.append(item.nodeid)
     try:
         result = yield
     except (Skipped, XFailed):
@@ -183,13 +193,15 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     except BaseException:
         _raw[item.nodeid] = "failed"
         raise
+    finally:
+        _in_body.pop()
     _raw[item.nodeid] = "passed"
     return result
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if _SETUP is None:
+    if _SETUP is None or not _watched or _in_body:
         return
     if report.when == "call":
         _reported[report.nodeid] = report.outcome
@@ -202,6 +214,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_runtestloop(session: pytest.Session) -> Generator[None, bool, bool]:
     """The failing canary's failure is passhat's, not the task's: it does not count toward the exit status
     (nor toward -x / --maxfail, as it runs last)."""
+    if not _ours(session.config):
+        return (yield)
     try:
         result: bool = yield
     except session.Failed:
@@ -223,7 +237,7 @@ def _excuse_canary(session: pytest.Session) -> bool:
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[None, None, None]:
     result = yield
-    if _SETUP is not None:
+    if _SETUP is not None and _ours(session.config):
         replaced = [label for label, (owner, name) in _CORE.items() if _own(owner, name) is not _ORIGINAL[label]]
         _SETUP[0].send("end", exitstatus=int(session.exitstatus), replaced=replaced)
     return result
