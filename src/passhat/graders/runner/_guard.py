@@ -1,12 +1,13 @@
 """The runner guard of one tests-grader run: what is set up before the command runs (canary, result channel,
 safe start of the runner) and handed to passhat.graders.runner._verdict after it.
 
-For a pytest command: the grader's env gets PYTHONSAFEPATH=1 (so `python -m pytest` imports pytest from the
-venv, never a `pytest.py` or `pytest/` of the work tree), PYTEST_ADDOPTS `-p passhat_runner_guard` and
-PYTHONPATH with passhat's plugin folder (bound read-only in the sandbox), and two descriptors: a pipe holding
-the plugin's setup (a fresh MAC key, the canary) and the result file, opened by passhat in a folder the sandbox
-cannot see. For `node --test`: a canary file. PASSHAT_RUNNER_GUARD=off turns all of it off (for tests that show
-an attack works without it); the grade then rests on the exit status and the JUnit report alone.
+For any command: PATH keeps only absolute entries (none names the work tree). For a pytest command: the
+grader's env gets PYTHONSAFEPATH=1 (so `python -m pytest` imports pytest from the venv, never a `pytest.py` or
+`pytest/` of the work tree), PYTEST_ADDOPTS `-p passhat_runner_guard` and PYTHONPATH with passhat's plugin
+folder (bound read-only in the sandbox), and two descriptors: a pipe holding the plugin's setup (a fresh MAC
+key, the canary) and the result file, opened by passhat in a folder the sandbox cannot see. For `node --test`:
+canary tests at the end of a test file. PASSHAT_RUNNER_GUARD=off turns all of it off (for tests that show an
+attack works without it); the grade then rests on the exit status and the JUnit report alone.
 """
 
 from __future__ import annotations
@@ -40,6 +41,12 @@ def runner_of(command: str) -> Runner | None:
     if (match := _NODE_TEST.search(command)) and not _names_files(command[match.start() :]):
         return "node"
     return None
+
+
+def absolute_path(path: str) -> str:
+    """PATH without relative or empty entries: the command runs at the root of the work tree, so `node_modules/.bin`
+    or `.` in the host's PATH would let a `node` or `python` the agent wrote stand in for the real one."""
+    return os.pathsep.join(entry for entry in path.split(os.pathsep) if os.path.isabs(entry))
 
 
 def _names_files(tail: str) -> bool:
@@ -82,8 +89,12 @@ class Guard:
 
 def open_guard(command: str, tree: Path, protected: tuple[str, ...], env: dict[str, str]) -> Guard | None:
     """The guard of a run of `command` in `tree` (None when the guard is off or the runner is not one it knows).
-    Adds the canary to `tree` and, for pytest, makes the channel beside the tree and sets `env` for it."""
-    runner = runner_of(command) if guard_on() else None
+    Keeps only absolute PATH entries in `env` (any command); adds the canary to `tree` and, for pytest, makes the
+    channel beside the tree and sets `env` for it."""
+    if not guard_on():
+        return None
+    env["PATH"] = absolute_path(env.get("PATH", ""))
+    runner = runner_of(command)
     if runner is None:
         return None
     guard = Guard(runner, add_canary(tree, runner, protected), tree.resolve())
