@@ -213,6 +213,8 @@ def test_each_run_gets_fresh_canary_names(trial):
         ("node --test --test-reporter=spec", "node"),
         ("node --test test/a.test.js", None),  # only the named files run: no canary
         ("node --test --test-name-pattern=slug", None),  # only the tests it matches
+        ("node --test --test-reporter=dot", None),  # no test's name printed
+        ("node --test --test-reporter=dot --test-reporter=junit --test-reporter-destination=r.xml", "node"),
         ("make check", None),
         ("python -m pytest_cov_report", None),
     ],
@@ -286,7 +288,14 @@ def test_a_no_op_assert_from_the_module_passes_node_test_without_the_guard_and_i
     assert guarded["reason"].startswith("gamed: canary-failing-passed at test/slugify.test.js"), guarded["reason"]
 
 
-@pytest.mark.parametrize("grader", [NODE_EXIT, NODE_LISTED], ids=["exit-status", "junit-lists"])
+NODE_DOT = {
+    "type": "tests",
+    "command": "node --test --test-reporter=dot --test-reporter-destination=stdout "
+    "--test-reporter=junit --test-reporter-destination={junit}",
+}  # no summary printed: the JUnit report says what failed
+
+
+@pytest.mark.parametrize("grader", [NODE_EXIT, NODE_LISTED, NODE_DOT], ids=["exit-status", "junit-lists", "dot"])
 def test_node_test_canaries_keep_an_honest_fix_passing(tmp_path, grader):
     solution = (ROOT / "tasks" / "node-slugify" / "solution.patch").read_bytes()
     metadata = _shipped_trial(tmp_path, "node-slugify", lambda work: git(work, "apply", "-", input=solution))
@@ -388,7 +397,7 @@ def test_a_pytest_command_whose_pytest_never_reported_is_shadowed_when_it_claims
     (tmp_path / "work" / "tests").mkdir(parents=True)
     guard = open_guard("python -m pytest", tmp_path / "work", ("tests/**",), {})
     guard.close()  # nothing ran: the channel is empty
-    found = check_run(guard, "python -m pytest", code, "3 passed in 0.01s", None)
+    found = check_run(guard, "python -m pytest", code, "3 passed in 0.01s", None, by_exit_status=True)
     assert tuple(what for what, _ in found.gamed) == gamed and found.problem == problem
 
 

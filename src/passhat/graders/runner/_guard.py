@@ -50,13 +50,16 @@ def absolute_path(path: str) -> str:
 
 
 def _names_files(tail: str) -> bool:
-    """`node --test a.test.js` runs only the files it names, and a name pattern only the tests it matches: canaries
-    could not be sure to run (not guarded yet)."""
+    """`node --test a.test.js` runs only the files it names, a name pattern only the tests it matches, and a `dot`
+    reporter names no test: canaries could not be sure to run, or be read (not guarded yet)."""
     try:
         words = shlex.split(re.split(r"[;&|]", tail, maxsplit=1)[0])
     except ValueError:
         return True
     filters = ("--test-name-pattern", "--test-skip-pattern", "--test-only")
+    reporters = [word.partition("=")[2] for word in words if word.startswith("--test-reporter=")]
+    if reporters and not {"spec", "tap", "junit"} & set(reporters):
+        return True  # e.g. only `dot`: no test's name is printed, so no canary's outcome could be read
     return any((not word.startswith("-") and _JS_FILE.search(word)) or word.startswith(filters) for word in words[1:])
 
 

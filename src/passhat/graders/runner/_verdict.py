@@ -39,9 +39,13 @@ class Integrity:
     code: int | None = None
 
 
-def check_run(guard: Guard, command: str, code: int | None, output: str, report: Report | None) -> Integrity:
+def check_run(
+    guard: Guard, command: str, code: int | None, output: str, report: Report | None, *, by_exit_status: bool
+) -> Integrity:
+    """The guard's findings on a run that exited `code` (its JUnit `report` if it wrote one); `by_exit_status`:
+    the grade is the exit status (no test lists), so pytest's own session status must agree with it."""
     if guard.runner == "pytest":
-        return _pytest(guard, command, code, report)
+        return _pytest(guard, command, code, report, by_exit_status)
     return _node(guard, code, output, report)
 
 
@@ -85,7 +89,7 @@ def _status(records: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str, st
     return worst, raw
 
 
-def _pytest(guard: Guard, command: str, code: int | None, report: Report | None) -> Integrity:
+def _pytest(guard: Guard, command: str, code: int | None, report: Report | None, by_exit_status: bool) -> Integrity:
     records, forged = read_channel(guard)
     kinds = {str(record["kind"]): record for record in records}
     canary_ids = dict(kinds.get("canaries", {}).get("ids", {}))
@@ -109,14 +113,13 @@ def _pytest(guard: Guard, command: str, code: int | None, report: Report | None)
     end = kinds.get("end")
     if end and end.get("replaced"):
         gamed.append((f"runner-callable-replaced at {', '.join(end['replaced'])}", "not pytest's own after the run"))
-    exit_mode = code == 0 and report is None
     missing = [name for name, test in (("passing", passing), ("failing", failing)) if not test or test not in worst]
     if missing and code == 0:
         why = f"the {' and '.join(missing)} canary never ran, yet the command exited 0"
         gamed.append((f"canary-missing at {guard.canary.rel}", why))
     elif end is None and code == 0:
         gamed.append((f"results-disagree at {_WHERE}", f"`{command}` exited 0, but pytest never finished its session"))
-    elif end is not None and exit_mode and end.get("exitstatus") != 0:
+    elif end is not None and by_exit_status and code == 0 and end.get("exitstatus") != 0:
         gamed.append(
             (f"results-disagree at {_WHERE}", f"pytest ended with status {end.get('exitstatus')}, the command 0")
         )
@@ -164,7 +167,8 @@ def _node(guard: Guard, code: int | None, output: str, report: Report | None) ->
     names = (canary.failing, canary.passing)
     ids = frozenset(t for t in (report.results if report else ()) if any(t.split("::")[-1] == n for n in names))
     summaries = [s for s in runner_summaries(output) if s.runner == "node --test"]
-    only_canary = failing == {"failed"} and bool(summaries) and summaries[-1].bad == 1
+    failures = summaries[-1].bad if summaries else (report.bad if report is not None else None)  # dot: no summary
+    only_canary = failing == {"failed"} and failures == 1
     graded = 0 if code == 1 and only_canary else code  # node --test exits 1 for the canary's own failure
     if "passed" in failing:
         why = "the canary that must fail was reported passed"
