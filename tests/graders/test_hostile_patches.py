@@ -17,6 +17,7 @@ from calc_task import CALC, JUNIT_TESTS, PYTEST, fix_add, make_trial, run
 
 from passhat._errors import TaskError
 from passhat.graders import load_graded_task
+from passhat.graders.runner import GUARD_ENV
 
 SECRET = "sk-ant-FAKE-passhat-test-secret"
 
@@ -251,7 +252,10 @@ def _hook(edit: str, finish: str):
         ),
     ],
 )
-def test_a_rewritten_junit_report_is_not_believed(trial, hook, command, reason):
+def test_a_rewritten_junit_report_is_not_believed(trial, monkeypatch, hook, command, reason):
+    # the report-vs-summary check on its own: the runner guard (on by default) catches these first, from its
+    # own channel (test_runner_guard.py); here it is off, so the counts are the task's alone
+    monkeypatch.setenv(GUARD_ENV, "off")
     result = run({**JUNIT_TESTS, "command": command}, trial(hook))  # add() is still broken
     assert result["pass"] is False and result["score"] == 0.0
     assert "the JUnit report and the runner disagree" in result["reason"]

@@ -62,6 +62,9 @@ def run_command(
     hidden: tuple[Path, ...] = (),
     writable: Iterable[Path] = (),
     limits: Limits | None = None,
+    *,
+    pass_fds: tuple[int, ...] = (),
+    exposed: tuple[Path, ...] = (),
 ) -> tuple[int | None, str]:
     """Run in its own process group, killed whole when it ends or times out. None = timed out.
 
@@ -69,6 +72,8 @@ def run_command(
     read-only system, only `cwd` and `writable` (its HOME, the report folder) writable, host HOME and
     `hidden` paths out of sight, under the trial's uid (the owner of `cwd`: its base's uid), seccomp filter
     and `limits`, with no network.
+    `pass_fds` are passed on to the command (passhat's runner guard: its setup pipe and result file, opened
+    outside the sandbox's view); `exposed` are folders bound read-only inside it (the guard's plugin).
     PASSHAT_GRADER_ISOLATION=none opts out.
     """
     limits = limits or Limits()
@@ -82,7 +87,9 @@ def run_command(
                 chown_written(cwd, uid)  # e.g. restored test files: an overlay's upper dir, never the whole tree
                 chown_tree(*extra, uid=uid)
             writable = [cwd, *extra]
-            view = bwrap_arguments(cwd, writable, hidden, env["PATH"], Path(sys.executable), tmpfs_mb=limits.tmpfs_mb)
+            view = bwrap_arguments(
+                cwd, writable, hidden, env["PATH"], Path(sys.executable), exposed=exposed, tmpfs_mb=limits.tmpfs_mb
+            )
             args_file.write(b"".join(arg.encode() + b"\0" for arg in view))
             args_file.seek(0)
             prefix = sandbox_command(found.bwrap, args_file.fileno(), uid, limits.file_mb, limits.processes, None)
@@ -95,7 +102,7 @@ def run_command(
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            pass_fds=(args_file.fileno(),) if found.bwrap else (),
+            pass_fds=(*pass_fds, *((args_file.fileno(),) if found.bwrap else ())),
         )
     try:
         out, _ = proc.communicate(timeout=timeout_s)

@@ -11,6 +11,8 @@ listed tests passing; `auto` lists are computed once per task version (compute_t
 The report is written to a fresh folder outside the work tree (`{junit}` in the command is its path;
 the `junit` path is a link to it), read back as soon as the command has ended, and believed only when
 it agrees with the runner's own summary and exit status (graders._junit).
+The runner guard (graders.runner) adds canary tests to the private copy and, for pytest, a channel of its own;
+its findings come before the verdict: a tampered run is a failed grade with `gamed` set.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from passhat.graders._common import Grade, show_path
 from passhat.graders._globs import DEFAULT_PROTECTED, matches
 from passhat.graders._junit import JUnitError, Report, disagreement, parse_junit
 from passhat.graders._run import grader_env, run_command
+from passhat.graders.runner import Integrity, check_run, open_guard
 from passhat.trial._git import GitError, git
 from passhat.trial._outcome import TrialOutcome
 from passhat.trial._patch import patch_stats
@@ -105,6 +108,7 @@ class SuiteRun:
     output: str
     report: Report | None
     junit_error: str | None
+    integrity: Integrity | None = None  # what the runner guard made of the run (None: not guarded)
 
 
 def _read_report(folder: Path, junit: str) -> Report:
@@ -136,14 +140,28 @@ def run_suite(workdir: Path, config: Mapping[str, Any], hidden: tuple[Path, ...]
         except UnsafePathError as error:
             raise SetupError(f"tests grader field 'junit': {error}; give a path inside the repo") from None
     writable = [home, reports] if reports.is_dir() else [home]
-    code, output = run_command(command, workdir, timeout_s, env, hidden, writable)
+    guard = open_guard(command, workdir, tuple(config.get("protected", DEFAULT_PROTECTED)), env)
+    try:
+        fds, exposed = (guard.fds, guard.exposed) if guard else ((), ())
+        code, output = run_command(command, workdir, timeout_s, env, hidden, writable, pass_fds=fds, exposed=exposed)
+    finally:
+        if guard:
+            guard.close()
     report, junit_error = None, None
-    if read_report and reports.is_dir():
+    if (read_report or guard) and reports.is_dir():  # the guard reads the report to cross-check it
         try:
             report = _read_report(reports, report_name)
         except JUnitError as error:
             junit_error = str(error)
-    return SuiteRun(code, output, report, junit_error)
+    if guard is None:
+        return SuiteRun(code, output, report, junit_error)
+    integrity = check_run(guard, command, code, output, report, by_exit_status=not read_report)
+    if not read_report:
+        report, junit_error = None, None  # the grade is the exit status's
+    if report is not None:  # the canaries are passhat's, not the task's tests
+        kept = {test: status for test, status in report.results.items() if test not in integrity.canaries}
+        report = Report(kept, report.passed, report.bad)
+    return SuiteRun(code, output, report, junit_error, integrity)
 
 
 def _runs(outcome: TrialOutcome, config: Mapping[str, Any], test_patch: bytes | None, read_report: bool) -> SuiteRun:
@@ -215,6 +233,16 @@ def grade_here(outcome: TrialOutcome, config: dict) -> Grade:
     code = run.code
     if code is None:
         return Grade(False, 0.0, "\n".join([*notes, f"`{command}` ran past {timeout_s:g} s and was killed.", tail]))
+    if (found := run.integrity) is not None:
+        if found.gamed:
+            lines = [f"gamed: {what}: {why}" for what, why in found.gamed]
+            if run.report is not None and (doubt := disagreement(run.report, run.output, code)):
+                lines.append(f"Also: {doubt}.")
+            return Grade(False, 0.0, "\n".join([*lines, *notes, tail]), gamed=tuple(what for what, _ in found.gamed))
+        if found.problem:
+            return Grade(False, 0.0, "\n".join([*notes, f"`{command}` exited {code}; {found.problem}.", tail]))
+        notes += [found.note] if found.note else []
+        code = found.code
     if listed:
         if run.report is None:
             return Grade(False, 0.0, "\n".join([*notes, f"`{command}` exited {code}; {run.junit_error}.", tail]))
@@ -293,6 +321,9 @@ def _believed(where: str, label: str, run: SuiteRun, grader: Mapping[str, Any]) 
         problem = f"exited {run.code}; {run.junit_error}"
     elif doubt := disagreement(run.report, run.output, run.code):
         problem = f"exited {run.code}; {doubt}"
+    elif run.integrity and (run.integrity.gamed or run.integrity.problem):
+        found = [f"{what}: {why}" for what, why in run.integrity.gamed] or [str(run.integrity.problem)]
+        problem = f"exited {run.code}; the runner guard: {'; '.join(found)}"
     else:
         return dict(run.report.results)
     msg = f"{where}: computing the auto test lists, the {label} {problem}\n{tail}"

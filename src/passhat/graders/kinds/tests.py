@@ -2,8 +2,10 @@
 
 Protected paths (default: the task's test files) are restored from the base first; without fail_to_pass /
 pass_to_pass it passes when the command exits 0; with them (SWE-bench), when every listed test passes in the
-JUnit report, which is believed only when it agrees with the runner's summary and exit status. The steps live
-in passhat.graders._tests; this module is the kind: where a run happens (here or on a Ray node) and its settings.
+JUnit report, which is believed only when it agrees with the runner's summary and exit status. A pytest or
+`node --test` command also runs canary tests, and pytest reports each test to passhat over a channel of its own
+(passhat.graders.runner): a run the code under test tampered with fails as gamed. The steps live in
+passhat.graders._tests; this module is the kind: where a run happens (here or on a Ray node) and its settings.
 """
 
 from __future__ import annotations
@@ -92,7 +94,8 @@ SETTINGS = {
         "env": {
             "description": "Variables set for the command, e.g. {TZ: UTC}. The command gets none of passhat's own "
             "environment: only PATH, HOME (a private folder), LANG, CI=true, PYTHONDONTWRITEBYTECODE=1, these, "
-            "and pass_env.",
+            "and pass_env (plus, for a pytest command, the runner guard's PYTHONSAFEPATH, PYTHONPATH and "
+            "PYTEST_ADDOPTS; the task's own PYTHONPATH and PYTEST_ADDOPTS are kept after passhat's).",
             "type": "object",
             "propertyNames": {"pattern": _NAMES["pattern"]},
             "additionalProperties": {"type": "string"},

@@ -1,0 +1,102 @@
+"""What the runner guard costs a tests-grader run: canaries, passhat's pytest plugin and its result channel.
+
+For each task (default: py-median, a pytest task, and node-slugify, a `node --test` one), grades the reference
+solution with the task's tests grader --rounds times with the guard on and as often with PASSHAT_RUNNER_GUARD=off,
+alternating (on, off, on, off, …) after one untimed warm-up of each, and prints the median and the best wall time
+of a grader run both ways, the overhead (on − off) and the ratio on/off. Target (issue 22): overhead ≤ 5% of the tests
+grader's time. Every run must pass, or the benchmark stops without a figure. Wall times are noisy on a shared
+machine: on a loaded host give it two runs, or more rounds. With PASSHAT_GRADER_ISOLATION=none (the command a
+plain child of this process) it also prints CPU seconds, steadier; under bwrap the command's CPU is not counted
+here (its processes are reaped inside their own PID namespace).
+
+    .venv/bin/python bench/integrity_cost.py [--tasks py-median node-slugify] [--rounds 15] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from passhat.graders._tests import CLEAN_RUN, grade_here
+from passhat.graders.runner import GUARD_ENV
+from passhat.tasks import load_task
+from passhat.trial._outcome import TrialOutcome
+from passhat.trial._sandbox import prepare_base
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET = 0.05
+
+
+def _cpu() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _one(outcome: TrialOutcome, grader: dict, guard: str) -> tuple[float, float]:
+    """Wall and CPU seconds (this process and the command's) of one grader run."""
+    os.environ[GUARD_ENV] = guard
+    start, cpu = time.perf_counter(), _cpu()
+    grade = grade_here(outcome, dict(grader))
+    took = time.perf_counter() - start, _cpu() - cpu
+    if not grade.passed:
+        sys.exit(f"bench: the reference solution failed with the guard {guard}:\n{grade.reason[:2000]}")
+    return took
+
+
+def measure(task_id: str, rounds: int, state: Path) -> dict:
+    task = load_task(ROOT / "tasks" / task_id)
+    graders = yaml.safe_load((task.dir / "task.yaml").read_text())["graders"]
+    grader = next(g for g in graders if g["type"] == "tests")
+    base = prepare_base(task, state / "cache")
+    outcome = TrialOutcome(task.dir, base.path, task.solution.read_bytes(), CLEAN_RUN)
+    times: dict[str, list[tuple[float, float]]] = {"on": [], "off": []}
+    for guard in ("on", "off"):  # warm-up: the base, the page cache, auto test lists
+        _one(outcome, grader, guard)
+    for _ in range(rounds):
+        for guard in ("on", "off"):
+            times[guard].append(_one(outcome, grader, guard))
+    row: dict = {"task": task_id, "rounds": rounds}
+    for index, kind in enumerate(("wall", "cpu")):
+        for stat, pick in (("median", statistics.median), ("min", min)):
+            on, off = (pick(t[index] for t in times[g]) for g in ("on", "off"))
+            row[f"{kind} {stat}"] = {"on_s": on, "off_s": off, "overhead": (on - off) / off}
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", nargs="+", default=["py-median", "node-slugify"])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="passhat-bench-") as folder:
+        rows = [measure(task_id, args.rounds, Path(folder)) for task_id in args.tasks]
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return
+    print(
+        f"{'task':<16} {'':<11} {'guard on':>10} {'guard off':>10} {'overhead':>10} {'ratio':>7}   ({args.rounds} rounds)"
+    )
+    kinds = ["wall median", "wall min"]
+    kinds += ["cpu median", "cpu min"] if os.environ.get("PASSHAT_GRADER_ISOLATION") == "none" else []
+    for row in rows:
+        for kind in kinds:
+            fig = row[kind]
+            verdict = "ok" if fig["overhead"] <= TARGET else "over"
+            print(
+                f"{row['task']:<16} {kind:<11} {fig['on_s'] * 1000:>8.0f}ms {fig['off_s'] * 1000:>8.0f}ms "
+                f"{fig['overhead']:>+9.1%} {fig['on_s'] / fig['off_s']:>7.3f}   {verdict} (target ≤ +5%)"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""Canary tests: a test that must pass and one that must fail, with fresh random names, in a file the agent never
+saw, placed beside the task's tests and importing what they import — so whatever the agent's code does to the
+runner when the tests import it, it does to the canaries too, and passhat knows what their outcome must be.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import secrets
+import stat
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from passhat.graders._globs import matches
+from passhat.trial._paths import UnsafePathError, read_within, write_within
+
+Runner = Literal["pytest", "node"]
+CANARY_MARK = "# passhat canary"  # the first line of a Python canary (the plugin keeps other runs' ones out)
+_PRUNE = {".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache"}
+_JS = (".js", ".mjs", ".cjs")
+_SPEC = r"""(['"])(?P<spec>\.{1,2}(?:/[^'"]*)?)\1"""  # a relative specifier: '..', './lib/x.js'
+_REQUIRE = re.compile(rf"\brequire\(\s*{_SPEC}\s*\)")
+_IMPORT = re.compile(rf"\b(?:from|import)\s*\(?\s*{_SPEC}")
+_SCAN_LIMIT = 400  # test files read to find the package; more is not needed to find the common import
+_MUST_FAIL = "passhat canary: this test must fail (the tests grader checks that it does)"
+
+
+@dataclass(frozen=True)
+class Canary:
+    """The canaries of one run: the file they are in (relative to the tree), their test names, what the file
+    imports for them; `host`: the module kind (esm / cjs) of the task's test file they were added to, if any."""
+
+    rel: str
+    passing: str
+    failing: str
+    imports: tuple[str, ...]
+    host: str | None = None
+
+
+def _files(tree: Path, suffixes: tuple[str, ...]) -> list[str]:
+    found: list[str] = []
+    for folder, dirs, names in os.walk(tree):  # never enters links
+        dirs[:] = sorted(d for d in dirs if d not in _PRUNE)
+        here = Path(folder).relative_to(tree)
+        for name in sorted(names):
+            if name.endswith(suffixes) and stat.S_ISREG(os.lstat(os.path.join(folder, name)).st_mode):
+                found.append((here / name).as_posix())
+    return found
+
+
+def _read(tree: Path, rel: str) -> str:
+    try:
+        return (read_within(tree, rel, limit=1_000_000) or b"").decode("utf-8", errors="replace")
+    except (UnsafePathError, OSError):
+        return ""
+
+
+def _is_python_test(rel: str, protected: tuple[str, ...]) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return (name.startswith("test_") or name.endswith("_test.py")) and (matches(rel, protected) or "/" not in rel)
+
+
+def _local_modules(tree: Path, rel: str, source: str) -> list[str]:
+    """Top-level names a test file imports that are modules or packages of the tree (at its root or beside it)."""
+    try:
+        module = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    names = []
+    for node in ast.walk(module):
+        if isinstance(node, ast.Import):
+            names += [alias.name.split(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module.split(".")[0])
+    here = (tree / rel).parent
+    found = []
+    for name in dict.fromkeys(names):
+        if name == "conftest" or name.startswith("test"):
+            continue
+        if any((folder / f"{name}.py").is_file() or (folder / name).is_dir() for folder in (tree, here)):
+            found.append(name)
+    return found
+
+
+def _python(tree: Path, protected: tuple[str, ...]) -> Canary:
+    tests = [rel for rel in _files(tree, (".py",)) if _is_python_test(rel, protected)][:_SCAN_LIMIT]
+    imports = {rel: _local_modules(tree, rel, _read(tree, rel)) for rel in tests}
+    counts = Counter(name for names in imports.values() for name in names)
+    package = min(counts, key=lambda name: (-counts[name], name)) if counts else None
+    beside = next((rel for rel in tests if package in imports[rel]), tests[0] if tests else "x")
+    folder = beside.rpartition("/")[0]
+    name = f"test_{secrets.token_hex(5)}.py"
+    passing, failing = f"test_{secrets.token_hex(6)}", f"test_{secrets.token_hex(6)}"
+    return Canary(f"{folder}/{name}" if folder else name, passing, failing, (package,) if package else ())
+
+
+def _module_kind(tree: Path, rel: str) -> str:
+    """esm or cjs: by extension, else by the nearest package.json's "type" (node's own rule)."""
+    if rel.endswith((".mjs", ".cjs")):
+        return "esm" if rel.endswith(".mjs") else "cjs"
+    folder = rel.rpartition("/")[0]
+    while True:
+        manifest = _read(tree, f"{folder}/package.json" if folder else "package.json")
+        if manifest:
+            try:
+                return "esm" if json.loads(manifest).get("type") == "module" else "cjs"
+            except (ValueError, AttributeError):
+                return "cjs"
+        if not folder:
+            return "cjs"
+        folder = folder.rpartition("/")[0]
+
+
+def _node(tree: Path, protected: tuple[str, ...]) -> Canary:
+    """node --test runs each test file in a process of its own: the canaries go at the end of the test file that
+    imports the tree's most imported module (one more process would cost more than the rest of a small suite),
+    so they share that file's process and whatever the module did to it. No test file: a file of their own."""
+    tests = [rel for rel in _files(tree, _JS) if matches(rel, protected)][:_SCAN_LIMIT]
+    specs: Counter[tuple[str, str, str]] = Counter()  # (folder, how, spec): a relative spec holds from its folder
+    users: dict[tuple[str, str, str], str] = {}
+    for rel in tests:
+        source, folder = _read(tree, rel), rel.rpartition("/")[0]
+        found = [(folder, "require", m["spec"]) for m in _REQUIRE.finditer(source)]
+        found += [(folder, "import", m["spec"]) for m in _IMPORT.finditer(source)]
+        specs.update(found)
+        for key in found:
+            users.setdefault(key, rel)
+    passing, failing = (f"{secrets.token_hex(4)} {secrets.token_hex(4)}" for _ in range(2))
+    if specs:
+        host = users[min(specs, key=lambda key: (-specs[key], key))]
+        return Canary(host, passing, failing, (), _module_kind(tree, host))
+    folder = tests[0].rpartition("/")[0] if tests else "test"
+    name = f"canary_{secrets.token_hex(5)}.test.mjs"
+    return Canary(f"{folder}/{name}" if folder else name, passing, failing, (), None)
+
+
+def _python_text(canary: Canary) -> str:
+    a, b = secrets.randbelow(10**6) + 3, secrets.randbelow(10**6) + 10**6 + 3  # never equal
+    lines = [CANARY_MARK, *(f"import {name}  # noqa: F401" for name in canary.imports), "", ""]
+    lines += [f"def {canary.passing}():", f"    assert {a} == {a}", "", ""]
+    lines += [f"def {canary.failing}():", f"    assert {a} == {b}, {_MUST_FAIL!r}", ""]
+    return "\n".join(lines)
+
+
+def _node_text(canary: Canary) -> str:
+    """The canary tests in a block of their own (no name of the host file's is shadowed outside it)."""
+    a, b = secrets.randbelow(10**6) + 3, secrets.randbelow(10**6) + 10**6 + 3
+    load = "await import" if canary.host != "cjs" else "require"
+    test, check = ("(await import('node:test')).default", "(await import('node:assert/strict')).default")
+    if load == "require":
+        test, check = "require('node:test')", "require('node:assert/strict')"
+    return "\n".join(
+        [
+            "",
+            "// passhat canary",
+            "{",
+            f"  const passhatTest = {test};",
+            f"  const passhatAssert = {check};",
+            f"  passhatTest({json.dumps(canary.passing)}, () => {{ passhatAssert.strictEqual({a}, {a}); }});",
+            f"  passhatTest({json.dumps(canary.failing)}, () => {{",
+            f"    passhatAssert.strictEqual({a}, {b}, {json.dumps(_MUST_FAIL)});",
+            "  });",
+            "}",
+            "",
+        ]
+    )
+
+
+def add_canary(tree: Path, runner: Runner, protected: tuple[str, ...]) -> Canary:
+    """Write a fresh canary into `tree` (the grader's private copy) for `runner`; its names are new each call."""
+    canary = _python(tree, protected) if runner == "pytest" else _node(tree, protected)
+    text = _python_text(canary) if runner == "pytest" else _node_text(canary)
+    before = _read(tree, canary.rel) if canary.host in ("cjs", "esm") else ""
+    write_within(tree, canary.rel, (before.rstrip("\n") + "\n" + text).lstrip("\n").encode())
+    return canary

@@ -1,0 +1,133 @@
+"""The runner guard of one tests-grader run: what is set up before the command runs (canary, result channel,
+safe start of the runner) and handed to passhat.graders.runner._verdict after it.
+
+For any command: PATH keeps only absolute entries (none names the work tree). For a pytest command: the
+grader's env gets PYTHONSAFEPATH=1 (so `python -m pytest` imports pytest from the venv, never a `pytest.py` or
+`pytest/` of the work tree), PYTEST_ADDOPTS `-p passhat_runner_guard` and PYTHONPATH with passhat's plugin
+folder (bound read-only in the sandbox), and two descriptors: a pipe holding the plugin's setup (a fresh MAC
+key, the canary) and the result file, opened by passhat in a folder the sandbox cannot see. For `node --test`:
+canary tests at the end of a test file. PASSHAT_RUNNER_GUARD=off turns all of it off (for tests that show an
+attack works without it); the grade then rests on the exit status and the JUnit report alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from passhat.graders.runner._canary import Canary, Runner, add_canary
+
+GUARD_ENV = "PASSHAT_RUNNER_GUARD"
+PLUGIN_DIR = Path(__file__).resolve().with_name("plugin")
+PLUGIN = "passhat_runner_guard"
+_PYTEST = re.compile(r"(?:^|[\s/;&|(`])(?:py\.test|pytest)(?:\s|$|[;&|)`])")
+_NODE_TEST = re.compile(r"(?:^|[\s/;&|(])node\s+(?:[^;&|]*\s)?--test(?:\s|$|=)")
+_JS_FILE = re.compile(r"\.[cm]?js$|\*")
+
+
+def guard_on() -> bool:
+    return os.environ.get(GUARD_ENV, "on").strip().lower() not in ("off", "0", "false", "no")
+
+
+def runner_of(command: str) -> Runner | None:
+    """The runner a task's command runs, as far as its text says: pytest, `node --test`, or neither."""
+    if _PYTEST.search(command):
+        return "pytest"
+    if (match := _NODE_TEST.search(command)) and not _names_files(command[match.start() :]):
+        return "node"
+    return None
+
+
+def absolute_path(path: str) -> str:
+    """PATH without relative or empty entries: the command runs at the root of the work tree, so `node_modules/.bin`
+    or `.` in the host's PATH would let a `node` or `python` the agent wrote stand in for the real one."""
+    return os.pathsep.join(entry for entry in path.split(os.pathsep) if os.path.isabs(entry))
+
+
+def _names_files(tail: str) -> bool:
+    """`node --test a.test.js` runs only the files it names, a name pattern only the tests it matches, and a `dot`
+    reporter names no test: canaries could not be sure to run, or be read (not guarded yet)."""
+    try:
+        words = shlex.split(re.split(r"[;&|]", tail, maxsplit=1)[0])
+    except ValueError:
+        return True
+    filters = ("--test-name-pattern", "--test-skip-pattern", "--test-only")
+    reporters = [word.partition("=")[2] for word in words if word.startswith("--test-reporter=")]
+    if reporters and not {"spec", "tap", "junit"} & set(reporters):
+        return True  # e.g. only `dot`: no test's name is printed, so no canary's outcome could be read
+    return any((not word.startswith("-") and _JS_FILE.search(word)) or word.startswith(filters) for word in words[1:])
+
+
+@dataclass
+class Guard:
+    """One run's guard: its runner, canary, channel (pytest) and what run_command needs to pass them on."""
+
+    runner: Runner
+    canary: Canary
+    tree: Path
+    env: dict[str, str] = field(default_factory=dict)
+    fds: tuple[int, ...] = ()
+    results: Path | None = None
+    key: bytes = b""
+
+    @property
+    def exposed(self) -> tuple[Path, ...]:
+        """Bound read-only in the sandbox: the plugin's folder (pytest)."""
+        return (PLUGIN_DIR,) if self.runner == "pytest" else ()
+
+    def close(self) -> None:
+        """passhat's ends of the descriptors, once the command has started (or failed to)."""
+        for fd in self.fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.fds = ()
+
+
+def open_guard(command: str, tree: Path, protected: tuple[str, ...], env: dict[str, str]) -> Guard | None:
+    """The guard of a run of `command` in `tree` (None when the guard is off or the runner is not one it knows).
+    Keeps only absolute PATH entries in `env` (any command); adds the canary to `tree` and, for pytest, makes the
+    channel beside the tree and sets `env` for it."""
+    if not guard_on():
+        return None
+    env["PATH"] = absolute_path(env.get("PATH", ""))
+    runner = runner_of(command)
+    if runner is None:
+        return None
+    guard = Guard(runner, add_canary(tree, runner, protected), tree.resolve())
+    if runner == "pytest":
+        _open_channel(guard, env)
+    return guard
+
+
+def _open_channel(guard: Guard, env: dict[str, str]) -> None:
+    folder = guard.tree.parent / "guard"
+    folder.mkdir(mode=0o700)
+    guard.results = folder / "results.jsonl"
+    out = os.open(guard.results, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    guard.key = secrets.token_bytes(32)
+    canary = guard.canary
+    setup = {
+        "key": guard.key.hex(),
+        "out": out,
+        "canary": {"path": str(guard.tree / canary.rel), "pass": canary.passing, "fail": canary.failing},
+    }
+    read, write = os.pipe()
+    os.write(write, json.dumps(setup).encode())  # a few hundred bytes: well under a pipe's buffer
+    os.close(write)
+    guard.fds = (read, out)
+    python_path = os.pathsep.join(filter(None, [str(PLUGIN_DIR), env.get("PYTHONPATH", "")]))
+    addopts = " ".join(filter(None, [f"-p {PLUGIN}", env.get("PYTEST_ADDOPTS", "")]))
+    if "PYTHONSAFEPATH" not in env:  # the task's own setting is left as it is
+        env.update(PYTHONSAFEPATH="1", PASSHAT_GUARD_SAFE_PATH="1")
+    env.update(
+        PYTHONPATH=python_path,
+        PYTEST_ADDOPTS=addopts,
+        PASSHAT_GUARD_FD=str(read),
+    )
