@@ -41,9 +41,11 @@ def _label(index: int, grader: dict) -> str:
 
 def check_task(task: Task, state_dir: Path) -> TaskCheck:
     from passhat.graders import TrialOutcome, grade
+    from passhat.graders._settings import graders_of
     from passhat.trial._sandbox import prepare_base
 
-    labels = tuple(_label(i, g) for i, g in enumerate(task.graders))
+    graders = graders_of(task)  # the integrity scan too: a reference solution it flags is a broken task
+    labels = tuple(_label(i, g) for i, g in enumerate(graders))
     auto, failures = _auto_lists(task, labels, state_dir)
     if failures:
         return TaskCheck(task.id, (), (), labels, auto, failures)
@@ -51,9 +53,10 @@ def check_task(task: Task, state_dir: Path) -> TaskCheck:
 
     def run_all(patch: bytes) -> list[tuple[str, bool, str]]:
         outcome = TrialOutcome(task.dir, base.path, patch, CLEAN_RUN)
+        # a reference the integrity scan flags is broken whatever its mode: honest fixes must not be flagged
         return [
-            (label, (g := grade(outcome, grader)).passed, g.reason)
-            for label, grader in zip(labels, task.graders, strict=False)
+            (label, (g := grade(outcome, grader)).passed and not g.gamed, g.reason)
+            for label, grader in zip(labels, graders, strict=True)
         ]
 
     reference = run_all(task.solution.read_bytes())
@@ -82,7 +85,7 @@ def _auto_lists(
     from passhat.graders._tests import compute_test_lists
 
     found, failures = [], []
-    for label, grader in zip(labels, task.graders, strict=True):
+    for label, grader in zip(labels, task.graders, strict=False):  # labels: graders_of(task), the task's first
         if grader["type"] != "tests" or not (wanted := wants_auto(grader)):
             continue
         try:

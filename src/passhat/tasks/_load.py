@@ -25,6 +25,9 @@ import yaml
 from passhat._errors import TaskError, yaml_position
 
 Tier = Literal["simple", "medium", "complex", "very-complex"]
+Integrity = Literal["fail", "flag", "off"]
+_INTEGRITY: dict[object, Integrity] = {"fail": "fail", "on": "fail", True: "fail", "flag": "flag", "off": "off"}
+_INTEGRITY[False] = "off"  # YAML 1.1 reads `integrity: off` as false
 
 _ADD_HINTS = {
     "id": "add `id: <the folder name>`",
@@ -64,6 +67,7 @@ class Task:
     base_git: str | None = None
     base_commit: str | None = None
     test_patch: Path | None = None
+    integrity: Integrity = "fail"  # the integrity scan: fail a trial that games the tests, flag it only, or off
 
 
 def load_task(path: str | Path) -> Task:
@@ -118,6 +122,7 @@ def load_task(path: str | Path) -> Task:
         base_git=base_git,
         base_commit=base_commit,
         test_patch=test_patch,
+        integrity=_INTEGRITY[data.get("integrity", "fail")],
     )
 
 
