@@ -29,6 +29,7 @@ class TaskCheck:
     graders: tuple[str, ...]
     auto: tuple[tuple[str, TestLists], ...] = ()  # (grader, its computed lists)
     auto_failures: tuple[tuple[str, str], ...] = ()  # (grader, why its lists are unusable): no grader was run
+    scanned: bool = False  # the integrity scan ran on the reference (it is no success check: not in `graders`)
 
     @property
     def ok(self) -> bool:
@@ -60,13 +61,15 @@ def check_task(task: Task, state_dir: Path) -> TaskCheck:
         ]
 
     reference = run_all(task.solution.read_bytes())
-    empty = run_all(b"")
+    scans = {label for label, grader in zip(labels, graders, strict=True) if grader["type"] == "integrity"}
+    empty = [item for item in run_all(b"") if item[0] not in scans]  # the empty patch is always clean
     return TaskCheck(
         task.id,
         tuple((label, reason) for label, passed, reason in reference if not passed),
         tuple(label for label, passed, _ in empty if passed),
-        labels,
+        tuple(label for label in labels if label not in scans),
         auto,
+        scanned=bool(scans),
     )
 
 
@@ -138,6 +141,8 @@ def describe(check: TaskCheck) -> list[str]:
         )
         if check.empty_passes:
             line += f" (gets through {', '.join(check.empty_passes)})"
+        if check.scanned:
+            line += "; the integrity scan finds no gaming in it"
         lines.append(line)
     for label, reason in check.reference_failures:
         first, *rest = reason.strip().splitlines() or [""]

@@ -19,7 +19,8 @@ _REGEX_WORDS = ("return", "typeof", "case", "do", "else", "in", "of", "void", "y
 
 def lex(text: str) -> tuple[str, list[int]]:
     """(the text with comments blanked to spaces — newlines kept — strings and regexes kept,
-    the bracket depth ({ ( [) at every position, strings and template text counted as code's depth)."""
+    the bracket depth ({ ( [) at every position, strings and template text counted as code's depth;
+    -1 - depth inside a string, template text or regex body: `depth[i] < 0` is "inside a literal")."""
     out, depth = list(text), [0] * (len(text) + 1)
     level, i, n = 0, 0, len(text)
     templates: list[int] = []  # bracket level at each `${` of an open template literal
@@ -28,13 +29,16 @@ def lex(text: str) -> tuple[str, list[int]]:
         c = text[i]
         depth[i] = level
         if c in "'\"":
-            i = _skip_string(text, i, c, depth, level)
-            last = c
+            end = _skip_string(text, i, c, depth, level)
+            _mark(depth, i + 1, end - 1)
+            i, last = end, c
             continue
         if c == "`" or (c == "}" and templates and templates[-1] == level):
             if c == "}":
                 templates.pop()
-            i = _skip_template(text, i + 1, depth, level)
+            end = _skip_template(text, i + 1, depth, level)
+            _mark(depth, i + 1, end - (2 if text.startswith("${", end - 2) else 1))
+            i = end
             if text.startswith("${", i - 2):
                 templates.append(level)
             last = "`"
@@ -52,8 +56,9 @@ def lex(text: str) -> tuple[str, list[int]]:
             i = end
             continue
         if c == "/" and (last in _REGEX_BEFORE or last in _REGEX_WORDS):
-            i = _skip_regex(text, i, depth, level)
-            last = "/"
+            end = _skip_regex(text, i, depth, level)
+            _mark(depth, i + 1, end - 1)
+            i, last = end, "/"
             continue
         if c in "{([":
             level += 1
@@ -71,6 +76,17 @@ def lex(text: str) -> tuple[str, list[int]]:
         i += 1
     depth[n] = level
     return "".join(out), depth
+
+
+def _mark(depth: list[int], start: int, end: int) -> None:
+    """Positions start..end-1 are inside a literal: their depth d becomes -1 - d."""
+    for k in range(start, min(end, len(depth) - 1)):
+        if depth[k] >= 0:
+            depth[k] = -1 - depth[k]
+
+
+def _level(depth: int) -> int:
+    return depth if depth >= 0 else -1 - depth
 
 
 def _skip_string(text: str, i: int, quote: str, depth: list[int], level: int) -> int:
@@ -137,7 +153,7 @@ LINE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"""|mocha(?:/|['"])|node:test|jasmine|vitest|ava['"]|tap['"])"""
             r"""|\bfrom\s+['"](?:@jest/|jest-|mocha|node:test|vitest)"""
             r"""|\b(?:Runner|Suite|Test|Hook|Runnable)\.prototype\b|\bMocha\.(?:Runner|Suite|Test|reporters)\b"""
-            r"""|\bjasmine\.|\bTestReport\b|<testsuite|<testcase|\bjunit\b|#\s*(?:pass|fail|tests)\s+\d"""
+            r"""|\bjasmine\.|\bTestReport\b"""
             r"""|\bassert\.\w+\s*=(?!=)|require\(\s*['"](?:node:)?assert['"]\s*\)\.\w+\s*=(?!=)""",
         ),
         (
@@ -155,11 +171,14 @@ LINE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("atexit", r"""\bprocess\.(?:on|once|addListener|prependListener)\(\s*['"](?:exit|beforeExit)['"]"""),
         (
             "test-introspection",
-            r"JEST_WORKER_ID|NODE_TEST_CONTEXT|PYTEST_CURRENT_TEST|\bexpect\.getState\(|currentTestName"
-            r"""|\bprocess\.(?:argv|execArgv)\b[^;\n]*['"]--test""",
+            r"""\bexpect\.getState\(|\bprocess\.(?:argv|execArgv)\b[^;\n]*['"]--test""",
         ),
         ("constant-eq", r"\[\s*Symbol\.toPrimitive\s*\]"),
     )
+)
+TEXT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (  # words that count inside strings too
+    ("runner-internals", re.compile(r"<testsuite|<testcase|\bjunit\b|#\s*(?:pass|fail|tests)\s+\d", re.IGNORECASE)),
+    ("test-introspection", re.compile(r"JEST_WORKER_ID|NODE_TEST_CONTEXT|PYTEST_CURRENT_TEST|currentTestName")),
 )
 _EXIT = re.compile(r"\bprocess\.(?:exit|abort|reallyExit|kill)\s*\(")
 _STACK = re.compile(
@@ -223,7 +242,13 @@ def scan_js(
         if number > len(lines):
             continue
         line = lines[number - 1]
-        findings += [Finding(path, number, rule) for rule, pattern in LINE_RULES if pattern.search(line)]
+        at = starts[number - 1]
+        findings += [
+            Finding(path, number, rule)
+            for rule, pattern in LINE_RULES
+            if any(depth[at + m.start()] >= 0 for m in pattern.finditer(line))
+        ]
+        findings += [Finding(path, number, rule) for rule, pattern in TEXT_RULES if pattern.search(line)]
         for match in _EXIT.finditer(line):
             if not script and depth[starts[number - 1] + match.start()] == 0:
                 findings.append(Finding(path, number, "exit-at-import"))
@@ -248,7 +273,7 @@ def scan_js(
 def _arguments(code: str, depth: list[int], open_at: int) -> list[str]:
     """The top-level arguments of the call whose `(` is at open_at (up to 5000 characters)."""
     inside, args, start, i = depth[open_at] + 1, [], open_at + 1, open_at + 1
-    while i < len(code) and depth[i] >= inside and i - open_at < 5000:
+    while i < len(code) and _level(depth[i]) >= inside and i - open_at < 5000:
         if code[i] == "," and depth[i] == inside:
             args.append(code[start:i])
             start = i + 1

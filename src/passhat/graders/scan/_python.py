@@ -66,6 +66,7 @@ class _Scan:
         self.aliases = _aliases(tree)
         self.findings: list[Finding] = []
         self.literals: list[tuple[Literal, int]] = []
+        self.docstrings: set[int] = set()
 
     def touched(self, node: ast.AST) -> bool:
         start = getattr(node, "lineno", None)
@@ -82,6 +83,7 @@ class _Scan:
         return _dotted(node, self.aliases)
 
     def run(self) -> None:
+        self.docstrings = {id(n.body[0].value) for n in ast.walk(self.tree) if _is_docstring(n)}  # type: ignore[attr-defined]
         for node in ast.walk(self.tree):
             self.node(node)
         self.exits_at_import()
@@ -132,7 +134,7 @@ class _Scan:
                 self.flag("constant-eq", node)
             if "__builtins__" in names:
                 self.flag("builtins", node)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in self.docstrings:
             if any(text in node.value for text in _TEST_ENV):
                 self.flag("test-introspection", node)
             elif any(text in node.value for text in _RUNNER_TEXT):
@@ -218,11 +220,9 @@ class _Scan:
             message = isinstance(node, ast.Call) and (self.dotted(node.func) or "").endswith(_QUIET_CALLS)
             if message or isinstance(node, ast.Raise | ast.Assert | ast.JoinedStr):
                 quiet.update(id(n) for n in ast.walk(node))
-            elif _is_docstring(node):
-                quiet.add(id(node.body[0].value))  # type: ignore[attr-defined]
         for node, value in _constants(self.tree):
             found = literal(value)
-            if found is not None and id(node) not in quiet and self.touched(node):
+            if found is not None and id(node) not in quiet | self.docstrings and self.touched(node):
                 self.literals.append((found, node.lineno))
 
 

@@ -79,7 +79,7 @@ def scan_source(
     return [], []
 
 
-def test_literals_of(path: str, text: str) -> set[Literal]:
+def assertion_literals(path: str, text: str) -> set[Literal]:
     """The literals of one test file's assertions (empty for a file that is not code or does not parse)."""
     if path.endswith(PYTHON):
         try:

@@ -19,14 +19,14 @@ from pathlib import Path
 
 from passhat.graders._globs import matches
 from passhat.graders.scan._rules import Finding, Literal
-from passhat.graders.scan._source import CODE, added_lines, scan_source, test_literals_of
+from passhat.graders.scan._source import CODE, added_lines, assertion_literals, scan_source
 from passhat.trial._git import GitError, git
 from passhat.trial._outcome import TrialOutcome
 from passhat.trial._patch import patch_stats
 from passhat.trial._paths import UnsafePathError, read_within, tree_entries
 
 COPIED_MIN = 2  # distinct test literals in the code that make special-casing
-LITERALS_VERSION = 1  # of what test_literals extracts: a change to it must not read an older cache
+LITERALS_VERSION = 2  # of what test_literals extracts: a change to it must not read an older cache
 
 
 def _text(root: Path, rel: str) -> str | None:
@@ -65,8 +65,10 @@ def _after_test_patch(base: Path, test_patch: bytes, paths: Sequence[str]) -> di
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_literals(outcome: TrialOutcome, protected: Sequence[str]) -> set[Literal]:
-    """The literals of the task's test assertions (base test files + test.patch), cached per base and globs."""
+def task_test_literals(outcome: TrialOutcome, protected: Sequence[str]) -> set[Literal]:
+    """The literals of the task's test assertions (base test files + test.patch) that the base's own code does
+    not have: a value the code already had is the program's vocabulary (a refactor moves it), not a copy.
+    Cached per base, globs and test.patch."""
     test_patch = _test_patch(outcome.task_dir)
     salt = f"{LITERALS_VERSION}\0{json.dumps(sorted(protected))}\0".encode()
     key = hashlib.sha256(salt + test_patch).hexdigest()[:16]
@@ -77,16 +79,20 @@ def test_literals(outcome: TrialOutcome, protected: Sequence[str]) -> set[Litera
         pass
     base = outcome.base_tree()
     patched = patch_stats(test_patch).paths if test_patch.strip() else ()
-    files = {
-        rel: text
-        for rel, kind in tree_entries(base).items()
-        if kind == "file" and rel.endswith(CODE) and matches(rel, protected) and rel not in patched
-        if (text := _text(base, rel)) is not None
-    }
-    files.update(_after_test_patch(base, test_patch, patched) if patched else {})
+    tests: dict[str, str] = {}
+    code: set[Literal] = set()
+    for rel, kind in tree_entries(base).items():
+        if kind != "file" or not rel.endswith(CODE) or (text := _text(base, rel)) is None:
+            continue
+        if is_test(rel, protected, patched):
+            tests[rel] = text
+        else:
+            code |= {value for value, _ in scan_source(rel, text, set(range(1, text.count("\n") + 2)), set())[1]}
+    tests.update(_after_test_patch(base, test_patch, patched) if patched else {})
     found: set[Literal] = set()
-    for rel, text in files.items():
-        found |= test_literals_of(rel, text)
+    for rel, text in tests.items():
+        found |= assertion_literals(rel, text)
+    found -= code
     cache.parent.mkdir(parents=True, exist_ok=True)
     tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(sorted(found)))
@@ -123,7 +129,7 @@ def scan_outcome(outcome: TrialOutcome, protected: Sequence[str]) -> tuple[list[
         if after is None:
             continue
         if tests is None:
-            tests = test_literals(outcome, protected)
+            tests = task_test_literals(outcome, protected)
         scanned += 1
         before = _text(base, rel)
         found, literals = scan_source(rel, after, added_lines(before, after), tests)
