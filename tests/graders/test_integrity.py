@@ -163,7 +163,9 @@ def test_check_task_fails_a_task_whose_reference_the_scan_flags(task_copy, tmp_p
     (folder / "task.yaml").write_text((folder / "task.yaml").read_text() + field)
     assert main(["check-task", str(folder), "--state-dir", str(tmp_path / "state")]) == code
     out = capsys.readouterr().out
-    broken = "BROKEN  py-median: solution.patch fails grader integrity#3: gamed: constant-eq at stats_utils/median.py:18"
+    broken = (
+        "BROKEN  py-median: solution.patch fails grader integrity#3: gamed: constant-eq at stats_utils/median.py:18"
+    )
     assert (broken in out) == bool(code), out
 
 

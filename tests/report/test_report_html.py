@@ -30,7 +30,7 @@ from passhat.results._progress import Counted, Progress, for_file
 ODD = '<script>alert("odd & co")</script>'  # a user's task name: must come back as text, never as markup
 TASK_FIELDS = (
     "n", "passes", "errors", "unscored", "pass_rate", "wilson_95", "flaky", "clean_exit_rate", "mean_duration_ms",
-    "p90_duration_ms", "mean_turns", "mean_cost_usd", "cost_per_success_usd", "runs_needed", "tier",
+    "p90_duration_ms", "mean_turns", "mean_cost_usd", "cost_per_success_usd", "runs_needed", "tier", "gamed",
 )  # fmt: skip
 
 
@@ -55,7 +55,9 @@ def expected_figures(data: dict[str, Any]) -> dict[str, Any]:
             want.update({f"{at}infra_error_reasons.{i}.{key}": reason[key] for key in ("reason", "count")})
     for p in data["suite"]["providers"]:
         at = f"(suite)|{p['provider']}|"
-        want.update({at + name: p[name] for name in ("tasks", "all_pass", "flaky", "never_pass", "errors", "icc1")})
+        want.update(
+            {at + name: p[name] for name in ("tasks", "all_pass", "flaky", "never_pass", "errors", "gamed", "icc1")}
+        )
         for k, f in p["mean_pass_hat_k"].items():
             want.update({f"{at}mean_pass_hat_k.{k}.mean": f["mean"], f"{at}mean_pass_hat_k.{k}.ci_95": f["ci_95"]})
     for g in data["gates"]:
@@ -162,6 +164,7 @@ def test_the_tables_have_the_cells_of_the_table_format(
         "tier",
         "n",
         "pass",
+        "gamed",
         "err",
         "unsc",
         "pass@1",
