@@ -15,6 +15,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from passhat.graders._globs import matches
@@ -26,7 +27,7 @@ from passhat.trial._patch import patch_stats
 from passhat.trial._paths import UnsafePathError, read_within, tree_entries
 
 COPIED_MIN = 2  # distinct test literals in the code that make special-casing
-LITERALS_VERSION = 2  # of what test_literals extracts: a change to it must not read an older cache
+LITERALS_VERSION = 3  # of what test_literals extracts: a change to it must not read an older cache
 
 
 def _text(root: Path, rel: str) -> str | None:
@@ -48,6 +49,15 @@ def _test_patch(task_dir: Path) -> bytes:
     return path.read_bytes() if path else b""
 
 
+@dataclass(frozen=True)
+class TestSide:
+    """What the scan needs of the task's tests, once per task version: the paths test.patch touches (test files
+    too) and the literals of the tests' assertions that the base's own code does not have."""
+
+    test_patch_paths: tuple[str, ...]
+    literals: frozenset[Literal]
+
+
 def _after_test_patch(base: Path, test_patch: bytes, paths: Sequence[str]) -> dict[str, str]:
     """The test.patch's files as the tests grader will run them: base versions with the patch applied."""
     folder = Path(tempfile.mkdtemp(prefix="passhat-integrity-"))
@@ -65,18 +75,20 @@ def _after_test_patch(base: Path, test_patch: bytes, paths: Sequence[str]) -> di
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def task_test_literals(outcome: TrialOutcome, protected: Sequence[str]) -> set[Literal]:
-    """The literals of the task's test assertions (base test files + test.patch) that the base's own code does
-    not have: a value the code already had is the program's vocabulary (a refactor moves it), not a copy.
-    Cached per base, globs and test.patch."""
-    test_patch = _test_patch(outcome.task_dir)
-    salt = f"{LITERALS_VERSION}\0{json.dumps(sorted(protected))}\0".encode()
-    key = hashlib.sha256(salt + test_patch).hexdigest()[:16]
-    cache = outcome.cache_root / "integrity" / f"{outcome.base_dir.name}-{key}.json"
+def test_side(outcome: TrialOutcome, protected: Sequence[str]) -> TestSide:
+    """The task's TestSide, cached on disk per base (its folder name holds the task version, which covers
+    task.yaml, the repository and test.patch) and protected globs: a trial after the first reads one small file.
+
+    Literals: of the base's test files and test.patch's files as patched, less any the base's own code has: a
+    value the code already had is the program's vocabulary (a refactor moves it), not a copy of the tests."""
+    salt = f"{LITERALS_VERSION}\0{json.dumps(sorted(protected))}".encode()
+    cache = outcome.cache_root / "integrity" / f"{outcome.base_dir.name}-{hashlib.sha256(salt).hexdigest()[:12]}.json"
     try:
-        return {(kind, value) for kind, value in json.loads(cache.read_text())}
-    except (OSError, ValueError, TypeError):
+        saved = json.loads(cache.read_text())
+        return TestSide(tuple(saved["test_patch_paths"]), frozenset((k, v) for k, v in saved["literals"]))
+    except (OSError, ValueError, TypeError, KeyError):
         pass
+    test_patch = _test_patch(outcome.task_dir)
     base = outcome.base_tree()
     patched = patch_stats(test_patch).paths if test_patch.strip() else ()
     tests: dict[str, str] = {}
@@ -92,12 +104,12 @@ def task_test_literals(outcome: TrialOutcome, protected: Sequence[str]) -> set[L
     found: set[Literal] = set()
     for rel, text in tests.items():
         found |= assertion_literals(rel, text)
-    found -= code
+    side = TestSide(patched, frozenset(found - code))
     cache.parent.mkdir(parents=True, exist_ok=True)
     tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(sorted(found)))
+    tmp.write_text(json.dumps({"test_patch_paths": list(patched), "literals": sorted(side.literals)}))
     os.replace(tmp, cache)
-    return found
+    return side
 
 
 def _already_there(value: Literal, before: str | None) -> bool:
@@ -114,22 +126,20 @@ def _already_there(value: Literal, before: str | None) -> bool:
 
 def scan_outcome(outcome: TrialOutcome, protected: Sequence[str]) -> tuple[list[Finding], int]:
     """(the findings of the outcome's changed non-test code, sorted; how many code files were scanned)."""
-    test_patch = _test_patch(outcome.task_dir)
-    patched = patch_stats(test_patch).paths if test_patch.strip() else ()
-    code = [p for p in patch_stats(outcome.patch).paths if p.endswith(CODE) and not is_test(p, protected, patched)]
-    if not code:
+    changed = [p for p in patch_stats(outcome.patch).paths if p.endswith(CODE)]
+    if not changed:
         return [], 0
+    side = test_side(outcome, protected)
+    tests = set(side.literals)
+    code = [p for p in changed if not is_test(p, protected, side.test_patch_paths)]
     tree, base = outcome.tree(), outcome.base_tree()
     findings: list[Finding] = []
     copied: list[tuple[Literal, str, int]] = []
-    tests: set[Literal] | None = None
     scanned = 0
     for rel in code:
         after = _text(tree, rel)
         if after is None:
             continue
-        if tests is None:
-            tests = task_test_literals(outcome, protected)
         scanned += 1
         before = _text(base, rel)
         found, literals = scan_source(rel, after, added_lines(before, after), tests)
