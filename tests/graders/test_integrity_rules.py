@@ -236,3 +236,12 @@ def test_two_copied_literals_are_special_casing_one_is_not():
     assert {value for value, _ in literals if value in tests} == {("s", "David's Code")}
     _, literals = scan_source("pkg/t.py", two, set(range(1, 8)), set(tests))
     assert {value for value, _ in literals if value in tests} == {("s", "David's Code"), ("s", "X Men")}
+
+
+def test_the_readme_table_lists_every_rule():
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Gaming the tests", 1)[1].split("\n## ", 1)[0]
+    listed = [line.split("|")[1].strip().strip("`") for line in section.splitlines() if line.startswith("| `")]
+    assert listed == list(RULES)
