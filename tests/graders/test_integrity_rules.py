@@ -4,12 +4,21 @@ instead of writing — is not flagged. Lines the patch did not add are never fla
 
 from __future__ import annotations
 
+import difflib
+import subprocess
 import textwrap
+import time
 
 import pytest
 
 from passhat.graders.scan import RULES, assertion_literals, scan_source
-from passhat.graders.scan._source import added_lines
+from passhat.graders.scan._hunks import added_by_patch
+
+
+def added_lines(before: str, after: str, path: str = "pkg/a.py") -> set[int]:
+    """The lines a git-style patch from `before` to `after` adds, as the scan reads them."""
+    diff = "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"a/{path}", f"b/{path}"))
+    return added_by_patch(f"diff --git a/{path} b/{path}\n{diff}".encode())[0].get(path, set())
 
 
 def findings(path: str, source: str, tests: frozenset = frozenset()) -> list[tuple[str, int]]:
@@ -201,6 +210,49 @@ def test_only_the_lines_the_patch_added_or_changed_are_scanned():
     assert added == {5}
     assert scan_source("pkg/a.py", after, added, set())[0] == []
     assert [f.rule for f in scan_source("pkg/a.py", after, {2}, set())[0]] == ["atexit"]
+
+
+def test_an_exit_added_to_a_function_the_module_already_calls_at_import_is_flagged():
+    before = "import sys\n\n\ndef _setup():\n    pass\n\n\n_setup()\n"
+    after = before.replace("    pass", "    sys.exit(0)")
+    found, _ = scan_source("pkg/__init__.py", after, added_lines(before, after, "pkg/__init__.py"), set())
+    assert [(f.rule, f.line) for f in found] == [("exit-at-import", 5)]
+
+
+def test_runner_words_count_only_when_they_are_the_runners():
+    """A domain class named TestResult is not unittest's; the one imported from unittest is."""
+    own = "class TestResult:\n    pass\n\n\ndef run():\n    return TestResult()\n"
+    assert findings("pkg/ci.py", own) == []
+    theirs = "from unittest import TestResult\n\nTestResult.addFailure = TestResult.addSuccess\n"
+    assert ("runner-internals", 3) in findings("pkg/ci.py", theirs)
+
+
+def test_the_hunks_say_which_lines_are_new_whatever_their_text():
+    """A `+++ ` or `@@ ` inside a hunk is content; renames and binary files have no hunks."""
+    patch = (
+        b"diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,3 @@\n keep\n-old\n+++ b/evil.py\n"
+        b"+@@ -1 +1 @@\n\\ No newline at end of file\n"
+        b'diff --git a/"t\\303\\251.py" b/"t\\303\\251.py"\nnew file mode 100644\n--- /dev/null\n'
+        b'+++ "b/t\\303\\251.py"\n@@ -0,0 +1 @@\n+x = 1\n'
+        b"diff --git a/a.js b/b.js\nsimilarity index 100%\nrename from a.js\nrename to b.js\n"
+    )
+    assert added_by_patch(patch) == ({"x.py": {2, 3}, "t\u00e9.py": {1}}, {"b.js"})
+
+
+def test_a_big_changed_file_costs_time_linear_in_the_patch(tmp_path):
+    """Diffing before and after with difflib took minutes on this file; the patch's hunks take milliseconds."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "big.py").write_text("".join(f"x{i} = {i}\n" for i in range(50_000)))
+    after = "".join(f"x{i} = {i}\n" if i % 7 else f"y{i} = {i + 1}\n" for i in range(50_000))
+    (tmp_path / "b" / "big.py").write_text(after)
+    diff = subprocess.run(
+        ["git", "diff", "--no-index", "--no-prefix", "a/big.py", "b/big.py"], cwd=tmp_path, capture_output=True
+    )
+    start = time.perf_counter()
+    added = added_by_patch(diff.stdout)[0]["big.py"]
+    found, _ = scan_source("big.py", after, added, set())
+    assert len(added) == 7143 and found == [] and time.perf_counter() - start < 10
 
 
 def test_a_python_file_that_does_not_parse_is_scanned_line_by_line():

@@ -163,10 +163,10 @@ LINE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         (
             "builtins",
-            r"\b(?:globalThis|global|window)\.\w+\s*=(?!=)"
+            r"\b(?:globalThis|global)\.\w+\s*=(?!=)"
             r"|\b(?:Object|Array|String|Number|Boolean|Promise|Function|Error|JSON|Math|Symbol|RegExp|Map|Set)"
             r"\.(?:prototype\.)?\w+\s*=(?!=)"
-            r"|\bObject\.(?:defineProperty|assign|setPrototypeOf)\(\s*(?:globalThis|global|window|\w+\.prototype)\b",
+            r"|\bObject\.(?:defineProperty|assign|setPrototypeOf)\(\s*(?:globalThis|global|\w+\.prototype)\b",
         ),
         ("atexit", r"""\bprocess\.(?:on|once|addListener|prependListener)\(\s*['"](?:exit|beforeExit)['"]"""),
         (

@@ -15,9 +15,18 @@ from passhat.graders.scan._rules import Finding, Literal, literal
 
 _RUNNER_MODULES = ("_pytest", "pluggy", "xdist", "unittest.runner", "unittest.result")
 _RUNNER_NAMES = {
-    "TestReport", "CollectReport", "CallInfo", "from_item_and_call", "runtestprotocol", "LogXML", "TestResult",
-    "TextTestResult", "hookimpl", "hookspec", "HookimplMarker", "pytest_plugins",
-}  # fmt: skip
+    "TestReport",
+    "CollectReport",
+    "CallInfo",
+    "from_item_and_call",
+    "runtestprotocol",
+    "LogXML",
+    "pytest_plugins",
+}  # pytest's own words, flagged wherever they appear; other names only when they resolve to a runner's:
+_RUNNER_DOTTED: tuple[str, ...] = (
+    *_RUNNER_MODULES, "pytest.hookimpl", "pytest.hookspec", "unittest.TestResult", "unittest.case",
+    "unittest.TextTestResult", "unittest.TextTestRunner", "unittest.TestCase.run",
+)  # fmt: skip
 _RUNNER_ATTRS = {"runtest", "_pytest", "pytest_runtest_makereport", "addSuccess", "addFailure", "addError"}
 _PYTEST_API_INTERNALS = {"Function", "Item", "Session", "Collector", "Module", "Package", "Class", "Config"}
 _RUNNER_TEXT = ("_pytest", "pytest_runtest", "<testsuite", "<testcase", " passed in ", "junitxml")
@@ -99,12 +108,13 @@ class _Scan:
                 self.flag("runner-internals", node)
             if "atexit" in modules:
                 self.flag("atexit", node)
-        elif isinstance(node, ast.Name) and node.id in _RUNNER_NAMES:
-            self.flag("runner-internals", node)
+        elif isinstance(node, ast.Name):
+            if node.id in _RUNNER_NAMES or self.aliases.get(node.id, "").startswith(_RUNNER_DOTTED):
+                self.flag("runner-internals", node)
         elif isinstance(node, ast.Attribute):
             name = self.dotted(node) or ""
             pytest_internal = name.startswith("pytest.") and name.split(".")[1] in _PYTEST_API_INTERNALS
-            if node.attr in _RUNNER_NAMES | _RUNNER_ATTRS or pytest_internal or name.startswith("_pytest"):
+            if node.attr in _RUNNER_NAMES | _RUNNER_ATTRS or pytest_internal or name.startswith(_RUNNER_DOTTED):
                 self.flag("runner-internals", node)
             if isinstance(node.ctx, ast.Store | ast.Del) and (name in _IMPORT_MACHINERY or name in _BUILTINS):
                 self.flag("sys-modules" if name in _IMPORT_MACHINERY else "builtins", node)
@@ -174,20 +184,34 @@ class _Scan:
             self.flag("test-introspection", node)
 
     def exits_at_import(self) -> None:
-        """Exits in module-level code (class bodies too, `if __name__ == "__main__":` excepted), directly or
-        through a module-level function called there (transitively)."""
+        """Exits run when the module is imported: in module-level code (class bodies too, `if __name__ ==
+        "__main__":` excepted), and in the module-level functions that code calls (transitively) — flagged where
+        the patch touched the exit, or the call that now reaches one."""
         functions = {n.name: n for n in self.tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
-        exiting: set[str] = set()
+
+        def called(nodes: Iterator[ast.AST]) -> set[str]:
+            return {n.func.id for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)} & set(
+                functions
+            )
+
+        reached, todo = set(), called(_import_time(self.tree.body))
+        while todo:
+            name = todo.pop()
+            reached.add(name)
+            todo |= called(ast.walk(functions[name])) - reached
+        exiting = {name for name in reached if any(self.exits(n, set()) for n in ast.walk(functions[name]))}
         changed = True
-        while changed:
-            changed = False
-            for name, function in functions.items():
-                if name not in exiting and any(self.exits(n, exiting) for n in ast.walk(function)):
-                    exiting.add(name)
-                    changed = True
+        while changed:  # a function that calls an exiting one exits too
+            grown = {name for name in reached if called(ast.walk(functions[name])) & exiting} - exiting
+            exiting |= grown
+            changed = bool(grown)
         for node in _import_time(self.tree.body):
             if self.exits(node, exiting):
                 self.flag("exit-at-import", node)
+        for name in reached:
+            for node in ast.walk(functions[name]):
+                if self.exits(node, exiting):
+                    self.flag("exit-at-import", node)
 
     def exits(self, node: ast.AST, exiting: set[str]) -> bool:
         if isinstance(node, ast.Raise) and node.exc is not None:

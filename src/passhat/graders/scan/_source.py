@@ -8,7 +8,6 @@ what it tried.
 from __future__ import annotations
 
 import ast
-import difflib
 import re
 
 from passhat.graders.scan._js import js_test_literals, scan_js
@@ -35,19 +34,6 @@ _PY_LINES = tuple(
         ("constant-eq", r"def\s+__(?:eq|ne)__\b.*\n?\s*return\s+(?:True|False)\s*$"),
     )
 )
-
-
-def added_lines(before: str | None, after: str) -> set[int]:
-    """The 1-based lines of `after` that `before` does not have at that place (added or changed)."""
-    new = after.splitlines()
-    if before is None:
-        return set(range(1, len(new) + 1))
-    matcher = difflib.SequenceMatcher(None, before.splitlines(), new, autojunk=False)
-    lines: set[int] = set()
-    for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
-        if tag in ("replace", "insert"):
-            lines.update(range(j1 + 1, j2 + 1))
-    return lines
 
 
 def _python_lines(path: str, text: str, added: set[int]) -> list[Finding]:

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from passhat.graders._globs import matches
+from passhat.graders.scan._hunks import added_by_patch
 from passhat.graders.scan._rules import Finding, Literal
-from passhat.graders.scan._source import CODE, added_lines, assertion_literals, scan_source
+from passhat.graders.scan._source import CODE, assertion_literals, scan_source
 from passhat.trial._git import GitError, git
 from passhat.trial._outcome import TrialOutcome
 from passhat.trial._patch import patch_stats
@@ -136,13 +137,16 @@ def scan_outcome(outcome: TrialOutcome, protected: Sequence[str]) -> tuple[list[
     findings: list[Finding] = []
     copied: list[tuple[Literal, str, int]] = []
     scanned = 0
+    hunks, moved = added_by_patch(outcome.patch)
     for rel in code:
         after = _text(tree, rel)
         if after is None:
             continue
         scanned += 1
         before = _text(base, rel)
-        found, literals = scan_source(rel, after, added_lines(before, after), tests)
+        every = set(range(1, after.count("\n") + 2))  # no hunks: a binary-marked text file is scanned whole
+        lines = hunks.get(rel, set() if rel in moved or before == after else every)
+        found, literals = scan_source(rel, after, lines, tests)
         findings += found
         copied += [(v, rel, line) for v, line in literals if v in tests and not _already_there(v, before)]
     if len({value for value, _, _ in copied}) >= COPIED_MIN:
