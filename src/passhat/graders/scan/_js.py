@@ -13,6 +13,8 @@ from collections.abc import Iterator
 
 from passhat.graders.scan._rules import Finding, Literal, literal, number_literal
 
+LEX_LIMIT = 2_000_000  # characters lexed; a bigger file is read line by line as it is
+LINE_LIMIT = 20_000  # characters of a line the rules read at a time (minified code: one huge line)
 _REGEX_BEFORE = set("(,=:[!&|?{};+-*%<>~^") | {""}
 _REGEX_WORDS = ("return", "typeof", "case", "do", "else", "in", "of", "void", "yield", "await")
 
@@ -229,8 +231,14 @@ def _line_starts(text: str) -> list[int]:
 def scan_js(
     path: str, text: str, added: set[int], tests: set[Literal]
 ) -> tuple[list[Finding], list[tuple[Literal, int]]]:
-    """The findings of one file's changed lines, and its changed code's literals (value, line)."""
-    code, depth = lex(text)
+    """The findings of one file's changed lines, and its changed code's literals (value, line).
+
+    A file over LEX_LIMIT characters is not lexed (a Python loop per character): its lines are read as they are,
+    every position counted as top-level code — a comment can then be flagged, a hack cannot hide by size."""
+    if len(text) > LEX_LIMIT:
+        code, depth = text, [0] * (len(text) + 1)
+    else:
+        code, depth = lex(text)
     lines = code.split("\n")
     starts = _line_starts(code)
     script = text.startswith("#!")
@@ -241,30 +249,31 @@ def scan_js(
     for number in sorted(added):
         if number > len(lines):
             continue
-        line = lines[number - 1]
-        at = starts[number - 1]
-        findings += [
-            Finding(path, number, rule)
-            for rule, pattern in LINE_RULES
-            if any(depth[at + m.start()] >= 0 for m in pattern.finditer(line))
-        ]
-        findings += [Finding(path, number, rule) for rule, pattern in TEXT_RULES if pattern.search(line)]
-        for match in _EXIT.finditer(line):
-            if not script and depth[starts[number - 1] + match.start()] == 0:
+        whole, line_at = lines[number - 1], starts[number - 1]
+        # a long line (minified code) is read in overlapping pieces: the regexes stay linear, nothing is cut off
+        for cut in range(0, max(len(whole), 1), LINE_LIMIT):
+            line, at = whole[cut : cut + LINE_LIMIT + 500], line_at + cut
+            findings += [
+                Finding(path, number, rule)
+                for rule, pattern in LINE_RULES
+                if any(depth[at + m.start()] >= 0 for m in pattern.finditer(line))
+            ]
+            findings += [Finding(path, number, rule) for rule, pattern in TEXT_RULES if pattern.search(line)]
+            exits = (m.start() for m in _EXIT.finditer(line))
+            if not script and any(depth[at + start] == 0 for start in exits):
                 findings.append(Finding(path, number, "exit-at-import"))
-        window = code[starts[number - 1] : starts[number - 1] + 400]
-        head = _VALUE_OF.match(window[window.find("valueOf") :]) if "valueOf" in line else None
-        if head:
-            findings.append(Finding(path, number, "constant-eq"))
-        if "toString" in line and (m := _TO_STRING.match(window[window.find("toString") :])):
-            value = literal(_decode(next(g for g in m.groups() if g)))
-            if value is not None and value in tests:
+            window = code[at : at + LINE_LIMIT + 500]
+            if "valueOf" in line and _VALUE_OF.match(window[window.find("valueOf") :]):
                 findings.append(Finding(path, number, "constant-eq"))
-        if _STACK.search(line):
-            stack_lines.append(number)
-        mentions_tests = mentions_tests or bool(_TEST_WORDS.search(line))
-        if not _QUIET.search(line):
-            found_literals += [(value, number) for value, _ in literals_in(line)]
+            if "toString" in line and (m := _TO_STRING.match(window[window.find("toString") :])):
+                value = literal(_decode(next(g for g in m.groups() if g)))
+                if value is not None and value in tests:
+                    findings.append(Finding(path, number, "constant-eq"))
+            if _STACK.search(line):
+                stack_lines.append(number)
+            mentions_tests = mentions_tests or bool(_TEST_WORDS.search(line))
+            if not _QUIET.search(line):
+                found_literals += [(value, number) for value, _ in literals_in(line)]
     if stack_lines and mentions_tests:
         findings += [Finding(path, number, "test-introspection") for number in stack_lines]
     return findings, found_literals
