@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SHIPPED_TASKS, TASKS
+from test_integrity_rules import HACKS as RULE_HACKS
 
 from passhat.cli import main
 from passhat.graders import TrialOutcome, grade, load_graded_task
@@ -187,3 +188,28 @@ def test_regrade_runs_the_scan_on_saved_trials(median_trial, tmp_path, capsys):
     new = json.loads((tmp_path / "regraded.json").read_text())["results"]["results"][0]
     assert new["success"] is False and new["namedScores"]["gamed"] == 1.0
     assert "integrity: gamed: copied-test-literals at stats_utils/median.py:" in new["gradingResult"]["reason"]
+
+
+@pytest.mark.parametrize(("rule", "path", "source", "line"), RULE_HACKS)
+def test_each_rule_is_flagged_in_a_real_patch_of_a_shipped_task(tmp_path, rule, path, source, line):
+    """The rules table's hacks, each written into a shipped task's package and graded from git's own patch."""
+    task_id, folder = ("py-median", "stats_utils") if path.endswith(".py") else ("node-slugify", "lib")
+    task = load_graded_task(TASKS / task_id)
+    base = prepare_base(task, tmp_path / "state" / "cache")
+    work = tmp_path / "work"
+    copy_tree(base.path, work)
+    target = work / folder / Path(path).name
+    target.parent.mkdir(exist_ok=True)
+    target.write_text(textwrap.dedent(source).lstrip("\n"))
+    outcome = TrialOutcome(task.dir, base.path, collect_outcome(work, base).patch, RUN)
+    scan = grade(outcome, by_type(task, "integrity"))
+    assert f"{rule} at {folder}/{target.name}:{line}" in scan.gamed, scan.reason
+    assert not scan.passed
+
+
+def test_an_integrity_grader_listed_in_task_yaml_replaces_the_implicit_one(task_copy):
+    folder = task_copy("py-median")
+    text = (folder / "task.yaml").read_text().replace("  - type: health\n", "  - type: health\n  - type: integrity\n")
+    (folder / "task.yaml").write_text(text + "integrity: flag\n")
+    scans = [g for g in graders_of(load_graded_task(folder)) if g["type"] == "integrity"]
+    assert len(scans) == 1 and scans[0]["mode"] == "flag" and "**/test_*.py" in scans[0]["protected"]
