@@ -39,6 +39,8 @@ def html_rows() -> list[dict[str, Any]]:
     # ODD (tier "medium", sonnet): 2 passes, 1 fail at $0.10 each: $0.30 / 2 passes = $0.15 per success.
     rows = suite_rows()
     rows += [trial_row(ODD, outcome, tier="medium") for outcome in ("pass", "fail", "pass")]
+    for row in rows[-3:]:  # ODD's graders looked for gaming and found none: the table has the gamed column
+        row["namedScores"] = {**(row.get("namedScores") or {}), "gamed": 0.0}
     return rows
 
 
@@ -166,7 +168,6 @@ def test_the_tables_have_the_cells_of_the_table_format(
         "pass",
         "gamed",
         "err",
-        "unsc",
         "pass@1",
         "95% CI",
         "pass^3*",
@@ -176,7 +177,20 @@ def test_the_tables_have_the_cells_of_the_table_format(
         "$/success",
         "+runs",
     ]  # "pass^3*": the unattended k, marked
-    assert more[0] == ["task", "provider", "pass@3", "pass@5", "pass@10", "clean", "mean s", "p90 s", "turns", "mean $"]
+    more_head = [
+        "task",
+        "provider",
+        "unsc",
+        "pass@3",
+        "pass@5",
+        "pass@10",
+        "clean",
+        "mean s",
+        "p90 s",
+        "turns",
+        "mean $",
+    ]
+    assert more[0] == more_head
     for shown in (main, more):
         picked = [head.index(name) for name in shown[0]]
         assert shown[1:] == [[row[i] for i in picked] for row in rows]

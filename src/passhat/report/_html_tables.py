@@ -16,7 +16,7 @@ from passhat.report._plots import esc, figure
 from passhat.report._tables import columns
 from passhat.report._words import ORDER, SCRIPTED_MARK, verdict_parts
 
-MORE = ("clean", "mean s", "p90 s", "turns", "mean $")  # the second table, with pass@k for k > 1
+MORE = ("unsc", "clean", "mean s", "p90 s", "turns", "mean $")  # the second table, with pass@k for k > 1
 SCRIPTED_TITLE = "scripted model (passhat fake-model): made-up tokens priced as if real, not money spent"
 
 
@@ -91,12 +91,10 @@ def task_tables(data: dict[str, Any], highlight: int | None) -> str:
     legend = f' <abbr class="scripted">{SCRIPTED_MARK}</abbr> {SCRIPTED_TITLE}.' if scripted else ""
     first = (
         "n: trials without an infra error; pass: passes among them (c); gamed: trials caught gaming the tests, "
-        "passed or not (-: not looked for); err: infra errors, outside n; "
-        f"unsc: judge unreadable, outside n; n&lt;k: undefined.{provider}{legend}"
+        f"passed or not (-: not looked for); err: infra errors, outside n; n&lt;k: undefined.{provider}{legend}"
     )
-    return table("tasks", main, first) + table(
-        "tasks-more", more, f"More per task: pass@k, health, time, cost.{legend}"
-    )
+    second = f"More per task: unsc (judge unreadable, outside n), pass@k, health, time, cost.{legend}"
+    return table("tasks", main, first) + table("tasks-more", more, second)
 
 
 def _marked(text: str) -> str:
