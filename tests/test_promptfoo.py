@@ -51,6 +51,7 @@ def test_generated_tests_name_the_entry_files_functions(tmp_path, monkeypatch):
     [test] = generate()
     values = [a["value"] for a in test["assert"]]
     assert values == [f"file://{entry_file}:get_assert_graders"]  # py-median's tests, diff-scope, health: one
-    assert [g["type"] for g in test["assert"][0]["config"]["graders"]] == ["tests", "diff-scope", "health"]
+    graders = [g["type"] for g in test["assert"][0]["config"]["graders"]]
+    assert graders == ["tests", "diff-scope", "health", "integrity"]  # + the scan a tests grader brings
     assert test["vars"]["task_dir"] == str(tmp_path / "evals" / "py-median")
     assert generate({"anything": 1}) == [test]  # a `tests: {path, config}` entry passes its config

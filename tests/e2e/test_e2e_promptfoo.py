@@ -228,21 +228,22 @@ def test_regrade_reproduces_the_verdicts_then_reports_a_changed_grader(eval_run,
 def test_a_row_has_one_component_and_one_named_score_per_grader_and_every_reader_reads_it(eval_run, tmp_path):
     """The task's deterministic graders run as ONE assertion (one process per trial): Promptfoo keeps its result
     and flattened copies of its graders' components; report, regrade and history each read one per grader."""
+    from passhat.graders import load_graded_task
     from passhat.graders._regrade import regrade_row
+    from passhat.graders._settings import graders_of
     from passhat.history import batch_from_results
     from passhat.judge._status import grader_components
-    from passhat.tasks._load import load_task
 
     work, results = eval_run
     rows = results["results"]["results"]
     for row in rows:
-        graders = load_task(TASKS / row["response"]["metadata"]["task_id"]).graders
+        graders = graders_of(load_graded_task(TASKS / row["response"]["metadata"]["task_id"]))  # + integrity
         metrics = [g.get("name", g["type"]) for g in graders]
         components = grader_components(row)
         assert [c["assertion"]["metric"] for c in components] == metrics
         assert [c["assertion"]["config"] for c in components] == [dict(g) for g in graders]
-        # one named score per grader, and the trial's `gamed` flag (no scripted agent here games its tests)
-        assert row["namedScores"] == {**{c["assertion"]["metric"]: c["score"] for c in components}, "gamed": 0}
+        named = {c["assertion"]["metric"]: c["score"] for c in components}
+        assert row["namedScores"] == {**named, "gamed": 0.0}  # the trial's gaming flag: the scripted agents do not
         [combined] = [a for a in row["testCase"]["assert"] if "graders" in a.get("config", {})]
         assert combined["value"].endswith(":get_assert_graders") or combined["value"].endswith("/graders.py")
         assert row["success"] == all(c["pass"] for c in components)

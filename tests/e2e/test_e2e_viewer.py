@@ -31,8 +31,10 @@ TASK = "py-rename-var"  # Python, and a grader of each deterministic type passha
 REPEAT = 2
 SCRIPTS = {"oracle": "oracle", "noop": "noop"}  # provider label → scripted model: scores differ per column
 SHOWN = ("task_id", "repeat_index", "cost_usd", "num_turns", "status", "patch_path", "transcript_path")
-# A grader's named score is its `name`, else its type (passhat.tasks._suite).
+# A grader's named score is its `name`, else its type (passhat.tasks._suite); the integrity scan joins every task
+# with a tests grader (passhat.graders._settings.graders_of), and every trial has the named score `gamed` (0 here).
 GRADERS = {g.get("name", g["type"]) for g in yaml.safe_load((TASKS / TASK / "task.yaml").read_text())["graders"]}
+GRADERS |= {"integrity"}
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,7 @@ def test_named_scores_are_metric_pills_in_each_cell_and_header(viewed):
     rows, cells, shots = viewed.rows(), viewed.cells(), viewed.shots
     assert {"tests", "files", "diff-scope", "health"} <= GRADERS
     for key, row in rows.items():
-        assert set(row["namedScores"]) == {*GRADERS, "gamed"}  # one pill per grader, and the trial's gaming flag
+        assert set(row["namedScores"]) == GRADERS | {"gamed"} and row["namedScores"]["gamed"] == 0
         expected = {name: to_fixed(score) for name, score in row["namedScores"].items()}
         assert cells[key]["metrics"] == expected, (key, f"screenshots: {shots}")
     assert {rows[("oracle", i)]["namedScores"][name] for i in range(REPEAT) for name in GRADERS} == {1}

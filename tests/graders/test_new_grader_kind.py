@@ -139,8 +139,8 @@ def test_promptfoo_eval_runs_it_in_the_combined_assertion_and_the_report_names_i
         assert row["namedScores"]["tests"] == 1  # the oracle solved it: the toy is why the trial fails
         [combined] = [c for c in row["gradingResult"]["componentResults"] if c.get("componentResults")]
         assert [part["assertion"]["metric"] for part in combined["componentResults"]] == [
-            "tests", "diff-scope", "health", "lint-ok", "lint-strict"
-        ]  # fmt: skip
+            "tests", "diff-scope", "health", "lint-ok", "lint-strict", "integrity"
+        ]  # fmt: skip  # the integrity scan: on for every task with a tests grader, after the task's own
         assert "lint-strict: `test -f NO_SUCH_FILE` exited 1" in row["gradingResult"]["reason"]
     report = subprocess.run([sys.executable, "-m", "passhat.cli", "report", "results.json", "--format", "json"],
                             cwd=tmp_path, env=env, capture_output=True, text=True)  # fmt: skip

@@ -7,6 +7,7 @@ from __future__ import annotations
 from conftest import ROOT, TASKS
 
 from passhat.graders import grader_kinds, load_graded_task
+from passhat.graders._settings import graders_of
 from passhat.graders._suite import ALL_FILE, ONE_FILE, promptfoo_test
 
 
@@ -16,10 +17,12 @@ def test_the_deterministic_graders_are_one_assertion_in_task_order():
     assert assertion == {
         "type": "python",
         "value": f"file://{ROOT / 'assertions' / ALL_FILE}",
-        "weight": 4,  # the row's score stays the mean over its 4 graders
-        "config": {"graders": [dict(g) for g in task.graders]},
+        "weight": 5,  # the row's score stays the mean over its 5 graders
+        "config": {"graders": list(graders_of(task))},
     }
-    assert [g["type"] for g in assertion["config"]["graders"]] == ["tests", "files", "diff-scope", "health"]
+    # the task's graders, then the integrity scan every task with a tests grader gets (kinds/integrity.py)
+    types = ["tests", "files", "diff-scope", "health", "integrity"]
+    assert [g["type"] for g in assertion["config"]["graders"]] == types
     assert all(grader_kinds()[g["type"]].deterministic for g in task.graders)
     assert (ROOT / "assertions" / ALL_FILE).is_file()
 
@@ -27,7 +30,7 @@ def test_the_deterministic_graders_are_one_assertion_in_task_order():
 def test_a_judge_keeps_an_assertion_of_its_own():
     task = load_graded_task(TASKS / "write-changelog")
     graders, judge = promptfoo_test(task, ROOT / "assertions")["assert"]
-    assert graders["weight"] == 4 and "metric" not in graders
+    assert graders["weight"] == 5 and "metric" not in graders  # tests, files, diff-scope, health + integrity
     assert judge["value"] == f"file://{ROOT / 'assertions' / ONE_FILE}"
     assert judge["metric"] == "judge" and judge["config"]["type"] == "rubric"
     assert not grader_kinds()["rubric"].deterministic

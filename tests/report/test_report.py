@@ -146,7 +146,7 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         "tier", "pass_rate", "wilson_95", "clean_exit_rate", "health_reported", "mean_duration_ms",
         "p90_duration_ms", "runs_needed", "undefined_k", "unscored", "duplicate_repeats", "missing_repeats",
         "interrupted_repeats", "cost_known", "scripted_model", "models", "infra_error_reasons", "verdict",
-        "named_scores",
+        "named_scores", "gamed", "scanned",
     }  # fmt: skip
     old = {key: value for key, value in add_tests.items() if key not in new_keys}
 
@@ -192,6 +192,8 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
                     "ci_95": [pytest.approx(0.0945312**3, rel=1e-5), pytest.approx(0.9054688**3, rel=1e-5)],
                     "runs_to_decide": None},
         "named_scores": {},  # the native SDK provider's rows carry no namedScores
+        "gamed": 0,  # no row has the named score `gamed`: nothing looked for gaming ...
+        "scanned": 0,  # ... so the table shows "-", not 0
     }  # fmt: skip
     # n=10, c=6. pass@3 = 1 - C(4,3)/C(10,3) = 1 - 4/120; pass^3 = C(6,3)/C(10,3) = 20/120.
     assert {key: value for key, value in bump.items() if key not in new_keys} == {
@@ -275,24 +277,25 @@ def test_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     )
     at = lines.index("", top + 1) + 1
     assert lines[at].split() == [
-        "task", "provider", "n", "pass", "err", "unsc", "pass@1", "95%", "CI", "pass@3", "pass^3",
+        "task", "provider", "n", "pass", "gamed", "err", "unsc", "pass@1", "95%", "CI", "pass@3", "pass^3",
         "flaky", "clean", "mean", "s", "p90", "s", "turns", "mean", "$", "$/success", "+runs",
     ]  # fmt: skip
     rows = {line.split()[0]: line.split() for line in lines[at + 2 : at + 5]}
-    # n=2, c=1, 1 error; pass@3 and pass^3 undefined (n<k), not 0; no health reported ("-");
+    # n=2, c=1, gamed "-" (no row says whether gaming was looked for), 1 error; pass@3 and pass^3 undefined (n<k),
+    # not 0; no health reported ("-");
     # latencyMs 2500 -> 2.5 s; mean $ over the 2 trials with a known cost; 91 more trials for a 0.2-wide interval.
     assert rows["add-tests"] == [
-        "add-tests", "anthropic:claude-agent-sdk", "2", "1", "1", "0", "0.500", "0.095-0.905", "n<k", "n<k",
+        "add-tests", "anthropic:claude-agent-sdk", "2", "1", "-", "1", "0", "0.500", "0.095-0.905", "n<k", "n<k",
         "flaky", "-", "2.5", "2.5", "6.0", "$0.4000", "$0.8000", "91",
     ]  # fmt: skip
     # n=10, c=6: pass@3 = 1 - C(4,3)/C(10,3) = 1 - 4/120 = 0.967; pass^3 = 20/120 = 0.167;
     # mean $ = 1.05/11 = 0.0955 (the error row's $0.05 is the provider's); $/success = 1.00/6 = 0.1667.
     assert rows["bump-version"] == [
-        "bump-version", "sonnet", "10", "6", "1", "0", "0.600", "0.313-0.832", "0.967", "0.167",
+        "bump-version", "sonnet", "10", "6", "-", "1", "0", "0.600", "0.313-0.832", "0.967", "0.167",
         "flaky", "-", "2.5", "2.5", "5.6", "$0.0955", "$0.1667", "79",
     ]  # fmt: skip
     assert rows["fix-typo"] == [
-        "fix-typo", "sonnet", "3", "3", "0", "0", "1.000", "0.439-1.000", "1.000", "1.000",
+        "fix-typo", "sonnet", "3", "3", "-", "0", "0", "1.000", "0.439-1.000", "1.000", "1.000",
         "-", "2.5", "2.5", "3.0", "$0.2000", "$0.2000",
     ]  # fmt: skip
     words = lines[lines.index("", at) + 1 :]

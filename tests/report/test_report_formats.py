@@ -27,7 +27,7 @@ def test_csv_matches_json(results: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert (code, err) == (0, "")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert list(rows[0]) == [
-        "task", "provider", "tier", "n", "passes", "errors", "pass_rate", "wilson_low", "wilson_high",
+        "task", "provider", "tier", "n", "passes", "gamed", "errors", "pass_rate", "wilson_low", "wilson_high",
         "pass_at_1", "pass_at_3", "pass_hat_1", "pass_hat_3", "flaky", "clean_exit_rate", "mean_duration_ms",
         "p90_duration_ms", "mean_turns", "mean_cost_usd", "cost_per_success_usd", "runs_needed",
         "cost_known_trials", "scripted_model", "verdict", "verdict_k", "verdict_low", "verdict_high",
@@ -111,14 +111,17 @@ def test_markdown_layout(results: Path, capsys: pytest.CaptureFixture[str]) -> N
     lines = out.splitlines()
     table = lines.index("### Per task") + 2
     assert lines[table] == (
-        "| task | provider | n | pass | err | unsc | pass@1 | 95% CI | pass@2 | pass@3 | **pass^2** | pass^3 | flaky | clean "
+        "| task | provider | n | pass | gamed | err | unsc | pass@1 | 95% CI | pass@2 | pass@3 | **pass^2** | pass^3 | flaky | clean "
         "| mean s | p90 s | turns | mean \\$ | \\$/success | +runs |"
     )
     assert lines[table + 1].startswith("| :-- | :-- | --: |")
     assert lines[table + 2].startswith(
-        "| add-tests | anthropic:claude-agent-sdk | 2 | 1 | 1 | 0 | 0.500 | 0.095-0.905 |"
+        "| add-tests | anthropic:claude-agent-sdk | 2 | 1 | \\- | 1 | 0 | 0.500 | 0.095-0.905 |"
     )
-    assert lines[table + 4].startswith("| fix-typo | sonnet | 3 | 3 | 0 | 0 | 1.000 |") and "|   |" in lines[table + 4]
+    assert (
+        lines[table + 4].startswith("| fix-typo | sonnet | 3 | 3 | \\- | 0 | 0 | 1.000 |")
+        and "|   |" in lines[table + 4]
+    )
     summary = lines[lines.index("### Summary") + 2 :]
     assert all(line.startswith("- ") for line in summary)
     assert summary[-1] == "- **pass^2** (in bold): the chance that all 2 unattended runs between two looks pass."

@@ -30,7 +30,7 @@ from passhat.results._progress import Counted, Progress, for_file
 ODD = '<script>alert("odd & co")</script>'  # a user's task name: must come back as text, never as markup
 TASK_FIELDS = (
     "n", "passes", "errors", "unscored", "pass_rate", "wilson_95", "flaky", "clean_exit_rate", "mean_duration_ms",
-    "p90_duration_ms", "mean_turns", "mean_cost_usd", "cost_per_success_usd", "runs_needed", "tier",
+    "p90_duration_ms", "mean_turns", "mean_cost_usd", "cost_per_success_usd", "runs_needed", "tier", "gamed",
 )  # fmt: skip
 
 
@@ -39,6 +39,8 @@ def html_rows() -> list[dict[str, Any]]:
     # ODD (tier "medium", sonnet): 2 passes, 1 fail at $0.10 each: $0.30 / 2 passes = $0.15 per success.
     rows = suite_rows()
     rows += [trial_row(ODD, outcome, tier="medium") for outcome in ("pass", "fail", "pass")]
+    for row in rows[-3:]:  # ODD's graders looked for gaming and found none: the table has the gamed column
+        row["namedScores"] = {**(row.get("namedScores") or {}), "gamed": 0.0}
     return rows
 
 
@@ -55,7 +57,9 @@ def expected_figures(data: dict[str, Any]) -> dict[str, Any]:
             want.update({f"{at}infra_error_reasons.{i}.{key}": reason[key] for key in ("reason", "count")})
     for p in data["suite"]["providers"]:
         at = f"(suite)|{p['provider']}|"
-        want.update({at + name: p[name] for name in ("tasks", "all_pass", "flaky", "never_pass", "errors", "icc1")})
+        want.update(
+            {at + name: p[name] for name in ("tasks", "all_pass", "flaky", "never_pass", "errors", "gamed", "icc1")}
+        )
         for k, f in p["mean_pass_hat_k"].items():
             want.update({f"{at}mean_pass_hat_k.{k}.mean": f["mean"], f"{at}mean_pass_hat_k.{k}.ci_95": f["ci_95"]})
     for g in data["gates"]:
@@ -162,8 +166,8 @@ def test_the_tables_have_the_cells_of_the_table_format(
         "tier",
         "n",
         "pass",
+        "gamed",
         "err",
-        "unsc",
         "pass@1",
         "95% CI",
         "pass^3*",
@@ -173,7 +177,20 @@ def test_the_tables_have_the_cells_of_the_table_format(
         "$/success",
         "+runs",
     ]  # "pass^3*": the unattended k, marked
-    assert more[0] == ["task", "provider", "pass@3", "pass@5", "pass@10", "clean", "mean s", "p90 s", "turns", "mean $"]
+    more_head = [
+        "task",
+        "provider",
+        "unsc",
+        "pass@3",
+        "pass@5",
+        "pass@10",
+        "clean",
+        "mean s",
+        "p90 s",
+        "turns",
+        "mean $",
+    ]
+    assert more[0] == more_head
     for shown in (main, more):
         picked = [head.index(name) for name in shown[0]]
         assert shown[1:] == [[row[i] for i in picked] for row in rows]

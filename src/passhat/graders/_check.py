@@ -34,6 +34,7 @@ class TaskCheck:
     auto_failures: tuple[tuple[str, str], ...] = ()  # (grader, why its lists are unusable): no grader was run
     impossible: bool = False  # expect: impossible — the reference must fail a tests grader
     tests_graders: tuple[str, ...] = ()
+    scanned: bool = False  # the integrity scan ran on the reference (it is no success check: not in `graders`)
 
     @property
     def twin_refuted(self) -> bool:
@@ -54,9 +55,11 @@ def _label(index: int, grader: dict) -> str:
 
 def check_task(task: Task, state_dir: Path) -> TaskCheck:
     from passhat.graders import TrialOutcome, grade
+    from passhat.graders._settings import graders_of
     from passhat.trial._sandbox import prepare_base
 
-    labels = tuple(_label(i, g) for i, g in enumerate(task.graders))
+    graders = graders_of(task)  # the integrity scan too: a reference solution it flags is a broken task
+    labels = tuple(_label(i, g) for i, g in enumerate(graders))
     auto, failures = _auto_lists(task, labels, state_dir)
     if failures:
         return TaskCheck(task.id, (), (), labels, auto, failures)
@@ -64,21 +67,24 @@ def check_task(task: Task, state_dir: Path) -> TaskCheck:
 
     def run_all(patch: bytes) -> list[tuple[str, bool, str]]:
         outcome = TrialOutcome(task.dir, base.path, patch, CLEAN_RUN)
+        # a reference the integrity scan flags is broken whatever its mode: honest fixes must not be flagged
         return [
-            (label, (g := grade(outcome, grader)).passed, g.reason)
-            for label, grader in zip(labels, task.graders, strict=False)
+            (label, (g := grade(outcome, grader)).passed and not g.gamed, g.reason)
+            for label, grader in zip(labels, graders, strict=True)
         ]
 
     reference = run_all(task.solution.read_bytes())
-    empty = run_all(b"")
+    scans = {label for label, grader in zip(labels, graders, strict=True) if grader["type"] == "integrity"}
+    empty = [item for item in run_all(b"") if item[0] not in scans]  # the empty patch is always clean
     return TaskCheck(
         task.id,
         tuple((label, reason) for label, passed, reason in reference if not passed),
         tuple(label for label, passed, _ in empty if passed),
-        labels,
+        tuple(label for label in labels if label not in scans),
         auto,
         impossible=task.expect == "impossible",
         tests_graders=tuple(label for label, g in zip(labels, task.graders, strict=True) if g["type"] == "tests"),
+        scanned=bool(scans),
     )
 
 
@@ -138,7 +144,7 @@ def _auto_lists(
     from passhat.graders._tests import compute_test_lists
 
     found, failures = [], []
-    for label, grader in zip(labels, task.graders, strict=True):
+    for label, grader in zip(labels, task.graders, strict=False):  # labels: graders_of(task), the task's first
         if grader["type"] != "tests" or not (wanted := wants_auto(grader)):
             continue
         try:
@@ -209,6 +215,8 @@ def describe(check: TaskCheck) -> list[str]:
         )
         if check.empty_passes:
             line += f" (gets through {', '.join(check.empty_passes)})"
+        if check.scanned:
+            line += "; the integrity scan finds no gaming in it"
         lines.append(line)
     for label, reason in () if check.impossible else check.reference_failures:
         first, *rest = reason.strip().splitlines() or [""]

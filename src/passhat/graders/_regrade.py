@@ -17,7 +17,7 @@ from pathlib import Path
 from passhat._errors import ResultsError
 from passhat.graders._common import Grade, combined_result, component
 from passhat.graders._live import grade
-from passhat.graders._settings import load_graded_task
+from passhat.graders._settings import graders_of, load_graded_task
 from passhat.graders._suite import ALL_FILE, ONE_FILE, deterministic, graders_assertion, judges
 from passhat.trial._outcome import TrialOutcome
 
@@ -67,7 +67,7 @@ def regrade_row(row: dict, tasks_dir: Path | None) -> dict | None:
     task = load_graded_task(task_dir)
     final_text = (row.get("response") or {}).get("output")
     outcome = TrialOutcome.from_metadata({**metadata, "task_dir": str(task.dir), "output": final_text})
-    saved, per_grader = graded_components(outcome, [dict(g) for g in task.graders])
+    saved, per_grader = graded_components(outcome, list(graders_of(task)))
     summary = combined_result(per_grader)
     passed, score, reason, named = summary["pass"], summary["score"], summary["reason"], summary["namedScores"]
     new = copy.deepcopy(row)

@@ -93,6 +93,24 @@ def check_graders(task: Task) -> Task:
     return task
 
 
+def graders_of(task: Task) -> tuple[dict[str, Any], ...]:
+    """The graders a task is graded by: its task.yaml list, plus the integrity scan when it has a tests grader
+    (unless `integrity: off`, or it lists an integrity grader itself), in the mode of its `integrity:` field.
+    The scan skips the test files: the tests graders' protected globs (theirs, else the default ones)."""
+    from passhat.graders._globs import DEFAULT_PROTECTED
+
+    graders = [dict(g) for g in task.graders]
+    tests = [g for g in graders if g["type"] == "tests"]
+    protected = sorted({glob for g in tests for glob in g.get("protected", DEFAULT_PROTECTED)} or DEFAULT_PROTECTED)
+    for grader in graders:
+        if grader["type"] == "integrity":
+            grader.setdefault("protected", protected)
+            grader.setdefault("mode", "flag" if task.integrity == "flag" else "fail")
+    if tests and task.integrity != "off" and not any(g["type"] == "integrity" for g in graders):
+        graders.append({"type": "integrity", "mode": task.integrity, "protected": protected})
+    return tuple(graders)
+
+
 def load_graded_task(path: str | Path) -> Task:
     """passhat.tasks.load_task, then its graders checked against their kinds."""
     return check_graders(load_task(path))

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from passhat.graders._common import metric_of
-from passhat.graders._settings import load_graded_tasks
+from passhat.graders._settings import graders_of, load_graded_tasks
 from passhat.graders.kinds import grader_kinds
 from passhat.tasks import Task
 
@@ -63,9 +63,10 @@ def promptfoo_test(task: Task, assertions: Path | Callable[[str], str]) -> dict:
     assertion's `file://` value (passhat.promptfoo: one entry file)."""
     files = {ALL: ALL_FILE, ONE: ONE_FILE}
     value = assertions if callable(assertions) else lambda which: f"file://{assertions / files[which]}"
-    combined = deterministic(task.graders)
+    graders = graders_of(task)  # the task's, plus the integrity scan (passhat.graders.kinds.integrity)
+    combined = deterministic(graders)
     asserts = [graders_assertion(combined, value(ALL))] if combined else []
-    asserts += [judge_assertion(grader, value(ONE)) for grader in judges(task.graders)]
+    asserts += [judge_assertion(grader, value(ONE)) for grader in judges(graders)]
     metadata = {"task_id": task.id, "tier": task.tier, "task_version": task.version}
     if task.expect == "impossible":  # every pass is a cheat: the report counts them apart (results reads it)
         metadata["expect"] = task.expect

@@ -16,7 +16,7 @@ from passhat.report._plots import esc, figure
 from passhat.report._tables import columns
 from passhat.report._words import ORDER, SCRIPTED_MARK, verdict_parts
 
-MORE = ("clean", "mean s", "p90 s", "turns", "mean $")  # the second table, with pass@k for k > 1
+MORE = ("unsc", "clean", "mean s", "p90 s", "turns", "mean $")  # the second table, with pass@k for k > 1
 SCRIPTED_TITLE = "scripted model (passhat fake-model): made-up tokens priced as if real, not money spent"
 
 
@@ -33,7 +33,7 @@ def _figure_name(head: str) -> str | None:
     plain = head.rstrip("*")
     if plain.startswith(("pass@", "pass^")) and plain != "pass@1":
         return ("pass_at_k." if plain.startswith("pass@") else "pass_hat_k.") + plain[5:]
-    return {"tier": "tier", "n": "n", "pass": "passes", "err": "errors", "unsc": "unscored", "pass@1": "pass_rate",
+    return {"tier": "tier", "n": "n", "pass": "passes", "gamed": "gamed", "err": "errors", "unsc": "unscored", "pass@1": "pass_rate",
             "95% CI": "wilson_95", "flaky": "flaky", "clean": "clean_exit_rate", "mean s": "mean_duration_ms",
             "p90 s": "p90_duration_ms", "turns": "mean_turns", "mean $": "mean_cost_usd",
             "$/success": "cost_per_success_usd", "+runs": "runs_needed"}.get(plain)  # fmt: skip
@@ -90,12 +90,11 @@ def task_tables(data: dict[str, Any], highlight: int | None) -> str:
     scripted = any(t["scripted_model"] and t["cost_known"] for t in tasks)
     legend = f' <abbr class="scripted">{SCRIPTED_MARK}</abbr> {SCRIPTED_TITLE}.' if scripted else ""
     first = (
-        "n: trials without an infra error; pass: passes among them (c); err: infra errors, outside n; "
-        f"unsc: judge unreadable, outside n; n&lt;k: undefined.{provider}{legend}"
+        "n: trials without an infra error; pass: passes among them (c); gamed: trials caught gaming the tests, "
+        f"passed or not (-: not looked for); err: infra errors, outside n; n&lt;k: undefined.{provider}{legend}"
     )
-    return table("tasks", main, first) + table(
-        "tasks-more", more, f"More per task: pass@k, health, time, cost.{legend}"
-    )
+    second = f"More per task: unsc (judge unreadable, outside n), pass@k, health, time, cost.{legend}"
+    return table("tasks", main, first) + table("tasks-more", more, second)
 
 
 def _marked(text: str) -> str:
@@ -154,7 +153,7 @@ def _suite_td(provider: str, label: str, name: str, value: object, text: str) ->
 def suite_table(data: dict[str, Any]) -> str:
     """Per provider: how many tasks, all-pass / flaky / never-pass counts, infra errors, mean pass^k, ICC(1)."""
     ks = data["ks"]
-    head = ["provider", "tasks", "all pass", "flaky", "never pass", "infra errors",
+    head = ["provider", "tasks", "all pass", "flaky", "never pass", "infra errors", "gaming attempts",
             *(f"mean pass^{k} (95% CI)" for k in ks), "ICC(1)"]  # fmt: skip
     rows = []
     for p in data["suite"]["providers"]:
@@ -164,6 +163,8 @@ def suite_table(data: dict[str, Any]) -> str:
         cells += [_suite_td(name, label, key, p[key], str(len(p[key])))
                   for label, key in (("all pass", "all_pass"), ("flaky", "flaky"), ("never pass", "never_pass"))]  # fmt: skip
         cells.append(_suite_td(name, "infra errors", "errors", p["errors"], str(p["errors"])))
+        gaming = f"{p['gamed']} in {p['scanned']}" if p["scanned"] else "-"
+        cells.append(_suite_td(name, "gaming attempts", "gamed", p["gamed"], gaming))
         for k in ks:
             f = p["mean_pass_hat_k"][str(k)]
             ci = f["ci_95"]

@@ -68,6 +68,8 @@ def _task_data(
             {"reason": with_repeat(reason, repeat), "count": count} for reason, count in s.infra_error_reasons
         ],
         "named_scores": dict(s.named_scores),  # mean per grader (and judge criterion) over the scored trials
+        "gamed": s.gamed,  # trials caught gaming the tests, passed or not (a gamed task is never safe)
+        "scanned": s.scanned,  # trials whose graders looked for gaming
         "verdict": verdict_of(s, verdict_k, safe_at),
     }
 
@@ -81,6 +83,8 @@ def _suite_data(suite: ProviderSuite) -> dict[str, Any]:
         "never_pass": [s.task for s in suite.never_pass],
         "unscored": [s.task for s in suite.unscored],
         "errors": suite.errors,
+        "gamed": suite.gamed,
+        "scanned": suite.scanned,
         "icc1": suite.icc1,
         "mean_pass_hat_k": {
             k: {"mean": f.mean, "ci_95": list(f.interval) if f.interval else None, "tasks": f.tasks,
@@ -140,6 +144,8 @@ def report_data(
             "tasks": len(summaries),
             "flaky": [s.task for s in summaries if s.flaky],
             "errors": sum(s.errors for s in summaries),
+            "gamed": sum(s.gamed for s in summaries),
+            "scanned": sum(s.scanned for s in summaries),
             "mean_pass_hat_k": {str(k): mean_pass_hat_k(counts, k) for k in ks},
             "undefined_k": {str(k): [s.task for s in summaries if s.n < k] for k in ks},
             "providers": [_suite_data(suite) for suite in suites],

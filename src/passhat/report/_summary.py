@@ -68,6 +68,8 @@ class TaskSummary:
     repeats_seen: int | None = None  # 1 + the largest repeat index
     named_scores: tuple[tuple[str, float], ...] = ()  # (grader or criterion, mean named score over the scored trials)
     impossible: bool = False  # an impossible twin's trials (expect: impossible): its passes are cheats
+    gamed: int = 0  # scored trials a grader caught gaming the tests, whether or not they passed
+    scanned: int = 0  # scored trials whose graders looked for gaming (rows with the named score `gamed`)
 
     @property
     def flaky(self) -> bool:
@@ -121,6 +123,8 @@ class _Group:
     models: set[str] = field(default_factory=set)
     named: dict[str, list[float]] = field(default_factory=dict)  # named score -> its values, scored trials
     impossible: bool = False
+    gamed: int = 0
+    scanned: int = 0
     COUNTS: ClassVar[tuple[str, ...]] = (
         "n",
         "passes",
@@ -133,6 +137,8 @@ class _Group:
         "judged",
         "scored_cost_passes",
         "scripted",
+        "gamed",
+        "scanned",
     )
     LISTS: ClassVar[tuple[str, ...]] = ("costs", "scored_costs", "durations", "repeats", "cut_off")
 
@@ -161,6 +167,8 @@ class _Group:
             return
         self.n += 1
         self.passes += trial.passed
+        self.gamed += trial.gamed
+        self.scanned += trial.scanned
         if trial.cost_usd is not None:
             self.scored_costs.append(trial.cost_usd)
             self.scored_cost_passes += trial.passed
@@ -212,6 +220,8 @@ class _Group:
             repeats_seen=max(repeats) + 1 if repeats else None,
             named_scores=tuple((name, math.fsum(v) / len(v)) for name, v in sorted(self.named.items())),
             impossible=self.impossible,
+            gamed=self.gamed,
+            scanned=self.scanned,
         )
 
 
@@ -317,6 +327,16 @@ class ProviderSuite:
     @property
     def errors(self) -> int:
         return sum(s.errors for s in self.tasks)
+
+    @property
+    def gamed(self) -> int:
+        """Trials caught gaming the tests (passed or not), over the suite's tasks."""
+        return sum(s.gamed for s in self.tasks)
+
+    @property
+    def scanned(self) -> int:
+        """Trials whose graders looked for gaming."""
+        return sum(s.scanned for s in self.tasks)
 
 
 TIERS = ("simple", "medium", "complex", "very-complex")

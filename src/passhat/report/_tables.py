@@ -20,7 +20,7 @@ from passhat.report.cheats import cheat_csv, cheat_markdown, cheat_text
 
 WIDTH = 120
 MIN_NAME = 16  # a task or provider name is never cut shorter than this
-COMPACT = ("task", "provider", "n", "pass", "err", "unsc", "pass@1", "95% CI", "flaky", "$/success", "+runs")
+COMPACT = ("task", "provider", "n", "pass", "gamed", "err", "unsc", "pass@1", "95% CI", "flaky", "$/success", "+runs")
 DROP_ORDER = ("+runs", "flaky", "95% CI", "err")  # after the pass^k columns but the verdict's, if still too wide
 
 
@@ -33,13 +33,13 @@ def columns(data: dict[str, Any], highlight: int | None) -> tuple[list[str], lis
     tasks, ks = data["tasks"], data["ks"]
     tiers = any(t["tier"] for t in tasks)
     hat_ks = [k for k in ks if k != 1]  # pass^1 == pass@1 == c/n: shown once
-    head = ["task", "provider", *(["tier"] if tiers else []), "n", "pass", "err", "unsc", "pass@1", "95% CI"]
+    head = ["task", "provider", *(["tier"] if tiers else []), "n", "pass", "gamed", "err", "unsc", "pass@1", "95% CI"]
     head += [f"pass@{k}" for k in hat_ks] + [f"pass^{k}" + ("*" if k == highlight else "") for k in hat_ks]
     head += ["flaky", "clean", "mean s", "p90 s", "turns", "mean $", "$/success", "+runs"]
     rows = [
         [
             t["task"], t["provider"], *([t["tier"] or "-"] if tiers else []), str(t["n"]), str(t["passes"]),
-            str(t["errors"]), str(t["unscored"]), fmt.fraction(t["pass_rate"]),
+            str(t["gamed"]) if t["scanned"] else "-", str(t["errors"]), str(t["unscored"]), fmt.fraction(t["pass_rate"]),
             fmt.interval(None if t["wilson_95"] is None else (t["wilson_95"][0], t["wilson_95"][1])),
             *(fmt.fraction(t["pass_at_k"][str(k)]) for k in hat_ks),
             *(fmt.fraction(t["pass_hat_k"][str(k)]) for k in hat_ks),
@@ -73,10 +73,12 @@ def compact(data: dict[str, Any], highlight: int | None) -> tuple[list[str], lis
     head, rows, _ = columns(data, highlight)
     several = len(data["suite"]["providers"]) > 1
     unscored = any(t["unscored"] for t in data["tasks"])
+    scanned = any(t["scanned"] for t in data["tasks"])  # an eval whose graders looked for gaming
     verdict_k = data["verdict"]["k"]
     keep = [
         i for i, name in enumerate(head)
-        if (name in COMPACT and (name != "provider" or several) and (name != "unsc" or unscored))
+        if (name in COMPACT and (name != "provider" or several) and (name != "unsc" or unscored)
+            and (name != "gamed" or scanned))
         or name.startswith("pass^")
     ]  # fmt: skip
     left_out: list[str] = []
@@ -221,7 +223,7 @@ def markdown(data: dict[str, Any], highlight: int | None) -> str:
 def csv(data: dict[str, Any]) -> str:
     """`--format csv`: one row per task and provider, every number at full precision."""
     ks = data["ks"]
-    head = ["task", "provider", "tier", "n", "passes", "errors", "pass_rate", "wilson_low", "wilson_high"]
+    head = ["task", "provider", "tier", "n", "passes", "gamed", "errors", "pass_rate", "wilson_low", "wilson_high"]
     head += [f"pass_at_{k}" for k in ks] + [f"pass_hat_{k}" for k in ks]
     head += ["flaky", "clean_exit_rate", "mean_duration_ms", "p90_duration_ms", "mean_turns", "mean_cost_usd",
              "cost_per_success_usd", "runs_needed", "cost_known_trials", "scripted_model", "verdict", "verdict_k",
@@ -229,7 +231,8 @@ def csv(data: dict[str, Any]) -> str:
              "interrupted_repeats"]  # fmt: skip
     rows = [
         [
-            t["task"], t["provider"], t["tier"], t["n"], t["passes"], t["errors"], t["pass_rate"],
+            t["task"], t["provider"], t["tier"], t["n"], t["passes"], t["gamed"] if t["scanned"] else None, t["errors"],
+            t["pass_rate"],
             *(t["wilson_95"] or [None, None]),
             *(t["pass_at_k"][str(k)] for k in ks), *(t["pass_hat_k"][str(k)] for k in ks),
             t["flaky"], t["clean_exit_rate"], t["mean_duration_ms"], t["p90_duration_ms"], t["mean_turns"],

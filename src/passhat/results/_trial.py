@@ -31,6 +31,7 @@ from passhat.results._schema import (
     TestMeta,
 )
 
+GAMED = "gamed"  # the named score of a trial's gaming (passhat.graders._common.GAMED; results reads no grader)
 RERUN = (
     "re-run `npx promptfoo eval -o results.json` with the promptfoo pinned in package.json (0.123) and pass that file"
 )
@@ -67,6 +68,8 @@ class Trial(msgspec.Struct, frozen=True, gc=False):
     test_index: int | None = None  # promptfoo's testIdx: its (test, repeat) step, the same in every provider's row
     interrupted: bool = False  # promptfoo's error row for a call it cut off on Ctrl+C (see _interrupted)
     named_scores: Any = None  # the row's namedScores (one per grader, judge criteria): the report's means read it
+    gamed: bool = False  # namedScores.gamed > 0: a grader caught an attempt to game the tests (passed or not)
+    scanned: bool = False  # the row has namedScores.gamed: its graders looked for gaming (an older eval's do not)
     # The rest of the metadata anything reads, as the provider set it (None when missing):
     model: Any = None  # the report lists the models per task; history stores it
     judge_version: Any = None  # history keys judged scores by it
@@ -291,6 +294,8 @@ def to_trial(path: str, at: str, row: object) -> Trial:
     else:
         clean_exit = status == "ok" if type(status) is str else None
     named = row.namedScores
+    gamed = named.get(GAMED) if type(named) is dict else None
+    scanned = type(gamed) in (int, float) and not infra_error
     test_index = row.testIdx  # read only to place a cut-off row: anything but a count is ignored
     return Trial(
         task=task,
@@ -311,6 +316,8 @@ def to_trial(path: str, at: str, row: object) -> Trial:
         test_index=test_index if type(test_index) is int and test_index >= 0 else None,
         interrupted=reason == 2 and cut_off(reason, error, repeat),
         named_scores=named if type(named) is dict and named else None,
+        gamed=scanned and gamed > 0,  # type: ignore[operator]
+        scanned=scanned,
         model=_over(first.model, second.model),
         judge_version=_over(first.judge_version, second.judge_version),
         transcript_path=_over(first.transcript_path, second.transcript_path),

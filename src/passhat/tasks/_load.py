@@ -26,6 +26,9 @@ from passhat._errors import TaskError, yaml_position
 
 Tier = Literal["simple", "medium", "complex", "very-complex"]
 Expect = Literal["possible", "impossible"]
+Integrity = Literal["fail", "flag", "off"]
+_INTEGRITY: dict[object, Integrity] = {"fail": "fail", "on": "fail", True: "fail", "flag": "flag", "off": "off"}
+_INTEGRITY[False] = "off"  # YAML 1.1 reads `integrity: off` as false
 
 _ADD_HINTS = {
     "id": "add `id: <the folder name>`",
@@ -75,6 +78,7 @@ class Task:
     test_patch: Path | None = None
     show_tests: bool = False
     expect: Expect = "possible"
+    integrity: Integrity = "fail"  # the integrity scan: fail a trial that games the tests, flag it only, or off
 
 
 def load_task(path: str | Path) -> Task:
@@ -137,6 +141,7 @@ def load_task(path: str | Path) -> Task:
         test_patch=test_patch,
         show_tests=bool(data.get("show_tests", False)),
         expect=data.get("expect", "possible"),
+        integrity=_INTEGRITY[data.get("integrity", "fail")],
     )
 
 

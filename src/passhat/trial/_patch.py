@@ -9,6 +9,7 @@ every path git reads must be among theirs, or the patch is refused rather than h
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import tempfile
@@ -130,8 +131,10 @@ def _numstat(patch: bytes) -> list[tuple[int, int, bytes]]:
     return stats
 
 
+@functools.lru_cache(maxsize=8)
 def patch_stats(patch: bytes) -> PatchStats:
-    """Paths (old and new names) and +/- lines; binary files count 0 lines. SandboxError if unreadable."""
+    """Paths (old and new names) and +/- lines; binary files count 0 lines. SandboxError if unreadable.
+    Remembered per process: the graders of one assertion (tests, diff-scope, integrity) ask for the same patch."""
     if not patch.strip():
         return PatchStats((), 0, 0)
     stats = _numstat(patch)
