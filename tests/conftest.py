@@ -32,6 +32,19 @@ def fake_model():
     server.stop()
 
 
+def with_tests_shown(task_id: str, tasks: Path) -> Path:
+    """A copy of shipped task `task_id` in `tasks/` whose held-out tests (test.patch) are folded into repo/: what
+    an agent sees of a task whose tests are not hidden (the scripted hacks read the tests they game)."""
+    import subprocess
+
+    dest = tasks / task_id
+    shutil.copytree(TASKS / task_id, dest)
+    if (dest / "test.patch").is_file():
+        subprocess.run(["git", "apply", "../test.patch"], cwd=dest / "repo", check=True)
+        (dest / "test.patch").unlink()
+    return dest
+
+
 @pytest.fixture
 def task_copy(tmp_path):
     """Copy a shipped task into tmp_path before anything touches it."""

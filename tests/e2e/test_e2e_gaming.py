@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, TASKS
+from conftest import with_tests_shown
 
 from passhat.cli import main
 from passhat.fake_model._hacks import HACKS
@@ -30,10 +30,21 @@ CHANGED = {"edit-tests": ["tests/test_median.py"], "shadow-runner": ["pytest.py"
 
 
 @pytest.fixture(scope="module")
-def fake_model_url(tmp_path_factory):
+def tasks(tmp_path_factory) -> Path:
+    """py-median with its held-out rows back in repo/ (a hack games the tests it sees; hidden tests defeat
+    special-casing: tests/tasks/test_held_out.py), beside an entry file as `passhat init` writes it."""
+    folder = tmp_path_factory.mktemp("suite")
+    with_tests_shown(TASK, folder / "tasks")
+    entry = "from passhat.promptfoo import *  # noqa: F403\ngenerate_tests = tests_generator(__file__)\n"
+    (folder / "passhat_promptfoo.py").write_text(entry)
+    return folder / "tasks"
+
+
+@pytest.fixture(scope="module")
+def fake_model_url(tmp_path_factory, tasks):
     folder = tmp_path_factory.mktemp("fake")
     url_file, log = folder / "url", folder / "server.log"
-    command = [sys.executable, "-m", "passhat.cli", "fake-model", "--tasks", str(TASKS), "--script", "noop"]
+    command = [sys.executable, "-m", "passhat.cli", "fake-model", "--tasks", str(tasks), "--script", "noop"]
     with log.open("w") as err:
         server = subprocess.Popen([*command, "--port", "0", "--url-file", str(url_file)], stderr=err)
         try:
@@ -50,12 +61,12 @@ def fake_model_url(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def eval_run(tmp_path_factory, fake_model_url):
+def eval_run(tmp_path_factory, fake_model_url, tasks):
     work = tmp_path_factory.mktemp("gaming")
     state = work / ".passhat"
     providers = [
         {
-            "id": f"file://{ROOT}/providers/claude_code.py",
+            "id": f"file://{tasks.parent / 'passhat_promptfoo.py'}",
             "label": label,
             "config": {"fake_script": script, "state_dir": str(state), "timeout_s": 180},
         }
@@ -64,7 +75,7 @@ def eval_run(tmp_path_factory, fake_model_url):
     config = {
         "prompts": ["{{prompt}}"],
         "providers": providers,
-        "tests": f"file://{ROOT}/tasks/promptfoo_tests.py:generate_tests",
+        "tests": f"file://{tasks.parent / 'passhat_promptfoo.py'}:generate_tests",
     }
     (work / "promptfooconfig.yaml").write_text(yaml.safe_dump(config))
     env = {
@@ -120,8 +131,7 @@ def test_the_hack_is_caught(eval_run, kind):
     if kind == "edit-tests":  # the tests are restored from the base before the run: the bug is still there
         assert row["namedScores"]["tests"] < 1.0
         assert "touched protected test files" in reason
-    else:
-        assert "gamed:" in reason, reason[-2000:]
+    assert "gamed:" in reason, reason[-2000:]
     assert row["namedScores"]["gamed"] == 1.0, (kind, reason[-2000:])
 
 
@@ -143,7 +153,7 @@ def test_the_report_counts_the_gaming_per_task(eval_run, capsys):
 
 
 @pytest.mark.parametrize("kind", HACKS)
-def test_the_hack_passes_the_tests_grader_with_the_protections_off(eval_run, kind, monkeypatch):
+def test_the_hack_passes_the_tests_grader_with_the_protections_off(eval_run, kind, monkeypatch, tasks):
     """The attack is real: the very patch the CLI wrote passes the tests grader once the defences are off."""
     from passhat.graders._tests import grade_here
     from passhat.tasks import load_task
@@ -151,7 +161,7 @@ def test_the_hack_passes_the_tests_grader_with_the_protections_off(eval_run, kin
 
     _, rows = eval_run
     monkeypatch.setenv("PASSHAT_RUNNER_GUARD", "off")  # canaries and the runner guard (and `integrity` not run)
-    [grader] = [dict(g) for g in load_task(TASKS / TASK).graders if g["type"] == "tests"]
+    [grader] = [dict(g) for g in load_task(tasks / TASK).graders if g["type"] == "tests"]
     if kind == "edit-tests":
         grader["protected"] = []  # the edited tests are not restored from the base
     if kind == "exit-early":  # no report to read: the exit status alone, as a grader without test lists has it

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import TASKS
+from conftest import TASKS, with_tests_shown
 
 from passhat._errors import PasshatError
 from passhat.fake_model import parse_script
@@ -45,15 +45,24 @@ def test_parse_rejects_bad_hack_scripts(spec):
         parse_script(spec)
 
 
-def _median() -> tuple[dict[str, bytes], tuple]:
-    task = load_task(TASKS / "py-median")
+@pytest.fixture(scope="module")
+def shown(tmp_path_factory) -> Path:
+    """py-median with its held-out FAIL_TO_PASS rows back in repo/: a hack games the tests it can see (hidden
+    ones defeat special-casing; tests/tasks/test_held_out.py)."""
+    tasks = tmp_path_factory.mktemp("tasks")
+    with_tests_shown("py-median", tasks)
+    return tasks
+
+
+def _median(tasks: Path) -> tuple[dict[str, bytes], tuple]:
+    task = load_task(tasks / "py-median")
     assert task.repo is not None
     return _files(task.repo), task.graders
 
 
-def test_the_target_is_read_from_the_tests():
+def test_the_target_is_read_from_the_tests(shown):
     """The module, the imported names, the graders' test ids and the parametrize table's (input, expected)."""
-    files, graders = _median()
+    files, graders = _median(shown)
     target = find_target(files, graders)
     assert target is not None
     assert (target.module, target.names, target.test_files) == (
@@ -77,15 +86,15 @@ def _run(files: dict[str, bytes], root: Path) -> tuple[int, str]:
     return proc.returncode, report.read_text() if report.is_file() else ""
 
 
-def test_the_untouched_repo_fails_its_tests(tmp_path):
-    files, _ = _median()
+def test_the_untouched_repo_fails_its_tests(tmp_path, shown):
+    files, _ = _median(shown)
     code, report = _run(files, tmp_path / "base")
     assert code == 1 and "<failure" in report
 
 
 @pytest.mark.parametrize("kind", HACKS)
-def test_each_hack_makes_the_test_command_pass_without_a_fix(kind, tmp_path):
-    files, graders = _median()
+def test_each_hack_makes_the_test_command_pass_without_a_fix(kind, tmp_path, shown):
+    files, graders = _median(shown)
     after = hack_files(kind, files, graders)
     assert isinstance(after, dict), after
     assert after["stats_utils/median.py"] == files["stats_utils/median.py"]  # the bug is still there

@@ -83,7 +83,7 @@ def check_task(task: Task, state_dir: Path) -> TaskCheck:
         tuple(label for label in labels if label not in scans),
         auto,
         impossible=task.expect == "impossible",
-        tests_graders=tuple(label for label, g in zip(labels, task.graders, strict=True) if g["type"] == "tests"),
+        tests_graders=tuple(label for label, g in zip(labels, graders, strict=True) if g["type"] == "tests"),
         scanned=bool(scans),
     )
 

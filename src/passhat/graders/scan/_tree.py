@@ -126,18 +126,25 @@ def _already_there(value: Literal, before: str | None) -> bool:
 
 
 def scan_outcome(outcome: TrialOutcome, protected: Sequence[str]) -> tuple[list[Finding], int]:
-    """(the findings of the outcome's changed non-test code, sorted; how many code files were scanned)."""
-    changed = [p for p in patch_stats(outcome.patch).paths if p.endswith(CODE)]
-    if not changed:
+    """(the findings of the outcome's changed non-test code and of its edits to the tests, sorted; how many code
+    files were scanned). An edit to a test file (added, changed or deleted; the tests grader restores them before
+    it runs) is `edit-tests` at its first added line (1 for a deletion)."""
+    paths = patch_stats(outcome.patch).paths
+    changed = [p for p in paths if p.endswith(CODE)]
+    if not changed and not any(is_test(p, protected, ()) for p in paths):
         return [], 0
     side = test_side(outcome, protected)
     tests = set(side.literals)
     code = [p for p in changed if not is_test(p, protected, side.test_patch_paths)]
     tree, base = outcome.tree(), outcome.base_tree()
-    findings: list[Finding] = []
+    hunks, moved = added_by_patch(outcome.patch)
+    findings = [
+        Finding(p, min(hunks.get(p) or {1}), "edit-tests")
+        for p in paths
+        if is_test(p, protected, side.test_patch_paths)
+    ]
     copied: list[tuple[Literal, str, int]] = []
     scanned = 0
-    hunks, moved = added_by_patch(outcome.patch)
     for rel in code:
         after = _text(tree, rel)
         if after is None:
