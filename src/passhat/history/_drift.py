@@ -2,13 +2,20 @@
 
 The rule (pure functions `sample`, `overall`, `verdict`): a series is (task, provider, metric, judge_version);
 its baseline is its first full batch (every trial scored, n >= 2) or the batch of `--baseline EVAL_ID`.
-A new batch DRIFTS when its mean falls below the baseline mean by more than
+The default metric is "pass", each trial's outcome (1 passed, 0 failed): the batch mean is the pass rate, what
+the verdict is about. A graders' continuous score hides a collapse there: a failed trial that passed 180 of 181
+tests scores 0.998, and a fall from 10/10 to 1/10 read as a drop of 0.002. For "pass" a batch DRIFTS when its
+pass rate falls below the baseline's by more than Z = 2 standard errors of the difference of the two rates,
+sqrt(SE_base^2 + SE_batch^2) (each s / sqrt(n)): 10/10 -> 1/10 drifts (0.9 > 2 x 0.1), 7/10 -> 6/10 does not
+(0.1 < 2 x 0.22); no absolute threshold, unless `--abs` is given (its points are for scores on a scale).
+For a score (`--metric score`, a grader's, a judge criterion's) a batch DRIFTS when its mean falls below the
+baseline mean by more than
 
   * Z = 2 standard errors of the batch mean, SE = s / sqrt(n) with s the sample standard deviation (n - 1), or
   * the absolute threshold: `--abs` points on a 1-5 scale, default 0.3. Scores are in 0..1, and 1..5 maps
     onto 0..1 as (s - 1) / 4, so one point is 1/4 and 0.3 points is 0.3 / 4 = 0.075 in score units.
 
-`falls by more than` is strict (drop > limit). The SE test is skipped when the batch has n < 2 (no s).
+`falls by more than` is strict (drop > limit). The SE test is skipped when a batch it needs has n < 2 (no s).
 Overall (per provider, metric, judge_version) compares the mean of the task means over the tasks that have a
 baseline: mean = (1/T) * sum(mean_t), SE = (1/T) * sqrt(sum(SE_t^2)). Series with different judge_version are
 never compared: a new judge_version starts a new series, with its own baseline.
@@ -32,6 +39,7 @@ from passhat.history._store import (
     AGGREGATE,
     DEFAULT_DB,
     NAMED_PREFIX,
+    PASS,
     ScoreRow,
     append_batch,
     appended_at,
@@ -64,8 +72,8 @@ class Sample:
 @dataclass(frozen=True)
 class Verdict:
     drop: float  # baseline mean - batch mean; positive = worse
-    se_limit: float | None  # Z * SE of the batch mean; None when the batch has n < 2
-    abs_limit: float
+    se_limit: float | None  # Z * SE (of the batch mean, or of the difference for "pass"); None when n < 2
+    abs_limit: float | None  # None: no absolute threshold ("pass" without --abs)
     by_se: bool
     by_abs: bool
 
@@ -98,13 +106,20 @@ def overall(samples: Sequence[Sample]) -> Sample:
     return Sample(sum(s.n for s in scored), sum(means) / len(means), se)
 
 
-def verdict(baseline: Sample, batch: Sample, abs_limit: float, z: float = Z) -> Verdict:
-    """Drift if the batch mean is below the baseline mean by more than z * SE(batch) or by more than abs_limit."""
+def verdict(
+    baseline: Sample, batch: Sample, abs_limit: float | None, z: float = Z, difference: bool = False
+) -> Verdict:
+    """Drift if the batch mean is below the baseline mean by more than z * SE or by more than abs_limit (None: no
+    absolute test). SE is the batch mean's, or with `difference` (pass rates) that of baseline - batch."""
     if baseline.mean is None or batch.mean is None:
         raise ValueError("verdict needs a scored baseline and a scored batch (n >= 1 each).")
     drop = baseline.mean - batch.mean
-    se_limit = None if batch.se is None else z * batch.se
-    return Verdict(drop, se_limit, abs_limit, se_limit is not None and drop > se_limit, drop > abs_limit)
+    se = batch.se
+    if difference:
+        se = None if se is None or baseline.se is None else math.sqrt(baseline.se**2 + se**2)
+    se_limit = None if se is None else z * se
+    by_abs = abs_limit is not None and drop > abs_limit
+    return Verdict(drop, se_limit, abs_limit, se_limit is not None and drop > se_limit, by_abs)
 
 
 # --- series -----------------------------------------------------------------------------------------------------
@@ -140,11 +155,12 @@ def _scores(rows: Sequence[ScoreRow]) -> list[float]:
 
 
 def analyze(
-    rows: Sequence[ScoreRow], eval_id: str, abs_limit: float, baseline_eval: str | None = None
+    rows: Sequence[ScoreRow], eval_id: str, abs_limit: float | None, baseline_eval: str | None = None
 ) -> list[SeriesResult]:
     """One SeriesResult per series in `eval_id`, then one "(overall)" per (provider, metric, judge_version).
 
-    `rows` are every stored row of those series (and of their other judge versions), oldest eval first.
+    `rows` are every stored row of those series (and of their other judge versions), oldest eval first. A "pass"
+    series is compared by the SE of the difference of the two pass rates (see the module docstring).
     """
     batches: Batches = {}
     for row in _infra_errors_in_their_series(rows):
@@ -166,7 +182,7 @@ def analyze(
             continue  # one task: its own row already says it
         base = overall([r.baseline for r in group if r.baseline is not None])
         new = overall([r.batch for r in group])
-        check = verdict(base, new, abs_limit)
+        check = verdict(base, new, abs_limit, difference=metric == PASS)
         status: Status = "drift" if check.drifted else "ok"
         key = ("(overall)", provider, metric, judge)
         results.append(SeriesResult(*key, status, None, base, new, 0, check, (f"mean of {len(group)} task means",)))
@@ -203,7 +219,12 @@ def _judge_note(key: SeriesKey, batches: Batches, pos: dict[str, int], now: int)
 
 
 def _series(
-    key: SeriesKey, batches: Batches, pos: dict[str, int], eval_id: str, abs_limit: float, baseline_eval: str | None
+    key: SeriesKey,
+    batches: Batches,
+    pos: dict[str, int],
+    eval_id: str,
+    abs_limit: float | None,
+    baseline_eval: str | None,
 ) -> SeriesResult:
     evals = batches[key]
     new_rows = evals[eval_id]
@@ -234,7 +255,7 @@ def _series(
     models = (_models(base_rows), _models(new_rows))
     if models[0] != models[1]:
         notes.append(f"model changed: {models[0]} -> {models[1]}")
-    check = verdict(base, batch, abs_limit)
+    check = verdict(base, batch, abs_limit, difference=key[2] == PASS)
     if not check.drifted:
         return SeriesResult(*key, "ok", base_id, base, batch, unscored, check, tuple(notes))
     # Ties: the first in row order (max/min keep the first of equal keys).
@@ -256,7 +277,7 @@ def _f(value: float | None) -> str:
 
 def _reasons(v: Verdict) -> str:
     parts = [f"> 2xSE {v.se_limit:.3f}"] if v.by_se and v.se_limit is not None else []
-    parts += [f"> abs {v.abs_limit:.3f}"] if v.by_abs else []
+    parts += [f"> abs {v.abs_limit:.3f}"] if v.by_abs and v.abs_limit is not None else []
     return ", ".join(parts)
 
 
@@ -325,26 +346,40 @@ def _series_json(r: SeriesResult) -> dict[str, Any]:
 # --- the command ------------------------------------------------------------------------------------------------
 
 
+def metric_key(metric: str | None) -> str:
+    """The stored metric `--metric` names: pass (default), score, or a named score (with or without its prefix)."""
+    if metric in (None, PASS):
+        return PASS
+    if metric == AGGREGATE or metric.startswith(NAMED_PREFIX):
+        return metric
+    return NAMED_PREFIX + metric
+
+
 def run_drift(
     results: str | Path,
     *,
     db: str | Path = DEFAULT_DB,
     metric: str | None = None,
     baseline: str | None = None,
-    abs_points: float = DEFAULT_ABS_POINTS,
+    abs_points: float | None = None,
     fail_on_drift: bool = False,
     fmt: Literal["table", "json"] = "table",
 ) -> int:
-    """Validate, append (once per evalId), analyze, print. 1 on drift with fail_on_drift, else 0."""
+    """Validate, append (once per evalId), analyze, print. 1 on drift with fail_on_drift, else 0.
+
+    `metric`: None or "pass" (the default: the outcome), "score" (the row's aggregate), else a named score
+    (`tests`, `judge.clarity`; `namedScores.NAME` too). `abs_points` None: 0.3 for a score, none for "pass"."""
     batch = batch_from_results(results)  # every results-file problem surfaces before the db is touched
-    key = AGGREGATE if metric is None else NAMED_PREFIX + metric
+    key = metric_key(metric)
     if not any(row.metric == key for row in batch.rows):
-        names = sorted({row.metric[len(NAMED_PREFIX) :] for row in batch.rows if row.metric != AGGREGATE})
+        names = sorted({row.metric[len(NAMED_PREFIX) :] for row in batch.rows if row.metric.startswith(NAMED_PREFIX)})
         msg = (
-            f"{results}: no row has namedScores.{metric}; names there: {', '.join(names) or 'none'}; "
-            "pass one of them to --metric, or drop --metric to use the row's score"
+            f"{results}: no row has {key}; named scores there: {', '.join(names) or 'none'}; pass one of them to "
+            "--metric, or `--metric pass` (the default: each trial's pass/fail) or `--metric score` (the row's score)"
         )
         raise ResultsError(msg)
+    if abs_points is None:
+        abs_points = None if key == PASS else DEFAULT_ABS_POINTS
     conn = open_history(db)
     try:  # one transaction appends; the reads after it see the eval whether it was just appended or not
         if baseline is not None and baseline != batch.eval_id and appended_at(conn, baseline) is None:
@@ -359,7 +394,7 @@ def run_drift(
         raise PasshatError(f"{db}: reading the history failed ({error}); move it aside or pass another --db") from None
     finally:
         conn.close()
-    abs_limit = abs_threshold(abs_points)
+    abs_limit = None if abs_points is None else abs_threshold(abs_points)
     series = analyze(rows, batch.eval_id, abs_limit, baseline)
     explains = [explain(r.best, r.worst) for r in series if r.best is not None and r.worst is not None]
     trials = len({row.row_index for row in batch.rows})
@@ -368,10 +403,15 @@ def run_drift(
         if appended
         else f"eval {batch.eval_id} is already in {db} (appended {when}); not appended again"
     )
-    rule = (
-        f"metric {key}; drift = batch mean below the baseline mean by more than {Z:g}xSE of the batch mean, "
-        f"or by more than {abs_limit:.4f} ({abs_points:g} points on a 1-5 scale / 4)"
-    )
+    if key == PASS:
+        rule = (
+            f"metric pass (each trial passed 1 / failed 0: the mean is the pass rate); drift = pass rate below the "
+            f"baseline's by more than {Z:g}xSE of the difference"
+        )
+    else:
+        rule = f"metric {key}; drift = batch mean below the baseline mean by more than {Z:g}xSE of the batch mean"
+    if abs_limit is not None and abs_points is not None:
+        rule += f", or by more than {abs_limit:.4f} ({abs_points:g} points on a 1-5 scale / 4)"
     drifted = [r.name for r in series if r.status == "drift"]
     if fmt == "json":
         print(

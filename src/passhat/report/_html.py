@@ -130,8 +130,9 @@ def _history_section(history: dict[str, Any]) -> str:
     span = f"{first['eval_id']} ({first['eval_time']})" + (
         f" to {last['eval_id']} ({last['eval_time']})" if last is not first else ""
     )
+    what = "Pass rate" if history["metric"] == "pass" else f"Mean {esc(history['metric'])}"
     return (
-        f'<h2 id="drift">Drift over evals</h2><p class="note">Mean {esc(history["metric"])} (0..1) per eval '
+        f'<h2 id="drift">Drift over evals</h2><p class="note">{what} (0..1) per eval '
         f"from <code>{esc(history['db'])}</code>, oldest first: {esc(span)}; <code>passhat drift</code> says "
         "which drops are drift. A new judge_version is a new series, never joined to the old one.</p>"
         f'<div class="panels" id="plot-history">{"".join(panels)}</div>'
@@ -233,15 +234,16 @@ def check_history(db: str | Path) -> None:
 
 
 def history_data(db: str | Path, pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
-    """Mean score (0..1) per eval of each (task, provider, judge_version) series in a `passhat drift` history."""
-    from passhat.history._store import AGGREGATE, eval_order, load_rows, open_history
+    """Pass rate per eval of each (task, provider, judge_version) series in a `passhat drift` history (its metric
+    "pass", the mean of each trial's 1 / 0: what the verdict is about, and drift's default)."""
+    from passhat.history._store import PASS, eval_order, load_rows, open_history
 
     check_history(db)
     conn = open_history(db)
     try:
         order = eval_order(conn)
         times = dict(conn.execute("SELECT eval_id, eval_time FROM evals").fetchall())
-        rows = load_rows(conn, AGGREGATE, pairs)
+        rows = load_rows(conn, PASS, pairs)
     except sqlite3.Error as error:
         raise PasshatError(f"--db {db}: reading the history failed ({error}); pass another --db") from None
     finally:
@@ -252,7 +254,7 @@ def history_data(db: str | Path, pairs: Sequence[tuple[str, str]]) -> dict[str, 
     seen = {eval_id for batches in series.values() for eval_id in batches}
     return {
         "db": str(db),
-        "metric": AGGREGATE,
+        "metric": PASS,
         "evals": [{"eval_id": e, "eval_time": times[e]} for e in order if e in seen],
         "series": [
             {"task": task, "provider": provider, "judge_version": judge, "batches": [

@@ -14,7 +14,7 @@ from typing import Any
 from passhat.report import _formats as fmt
 from passhat.report._plots import esc, figure
 from passhat.report._tables import columns
-from passhat.report._words import ORDER, SCRIPTED_MARK, verdict_parts
+from passhat.report._words import ESTIMATORS_NOTE, ORDER, SCRIPTED_MARK, estimate_text, suite_interval, verdict_parts
 
 MORE = ("clean", "mean s", "p90 s", "turns", "mean $")  # the second table, with pass@k for k > 1
 SCRIPTED_TITLE = "scripted model (passhat fake-model): made-up tokens priced as if real, not money spent"
@@ -91,7 +91,7 @@ def task_tables(data: dict[str, Any], highlight: int | None) -> str:
     legend = f' <abbr class="scripted">{SCRIPTED_MARK}</abbr> {SCRIPTED_TITLE}.' if scripted else ""
     first = (
         "n: trials without an infra error; pass: passes among them (c); err: infra errors, outside n; "
-        f"unsc: judge unreadable, outside n; n&lt;k: undefined.{provider}{legend}"
+        f"unsc: judge unreadable, outside n; n&lt;k: undefined. {esc(ESTIMATORS_NOTE)}{provider}{legend}"
     )
     return table("tasks", main, first) + table(
         "tasks-more", more, f"More per task: pass@k, health, time, cost.{legend}"
@@ -110,15 +110,21 @@ def verdict_table(data: dict[str, Any]) -> str:
         name, verdict, evidence = verdict_parts(task, several)
         v, key = task["verdict"], (task["task"], task["provider"])
         css = {"safe": "pass", "not safe": "fail"}.get(verdict, "warn")
+        shown = esc(evidence)
+        if v["estimate"] is not None:  # the estimate as a figure of its own: (c/n)^k, inside the interval beside it
+            head = estimate_text(v)
+            shown = (
+                f"<span{figure(*key, 'verdict.estimate', v['estimate'])}>{esc(head)}</span>{esc(evidence[len(head) :])}"
+            )
         rows.append(
             f'<tr><th scope="row" class="name" data-label="task">{_name(name)}</th>'
             f'<td class="l {css}" data-label="verdict"{figure(*key, "verdict.verdict", v["verdict"])}>{esc(verdict)}</td>'
-            f'<td class="l wrap" data-label="evidence"{figure(*key, "verdict.ci_95", v["ci_95"])}>{esc(evidence)}</td></tr>'
+            f'<td class="l wrap" data-label="evidence"{figure(*key, "verdict.ci_95", v["ci_95"])}>{shown}</td></tr>'
         )
     return (
         '<div class="scroll"><table id="verdict" class="data"><thead><tr><th scope="col" class="l">task</th>'
-        '<th scope="col" class="l">verdict</th><th scope="col" class="l">evidence: pass^k, its 95% interval, '
-        f"passes; what would decide it</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        '<th scope="col" class="l">verdict</th><th scope="col" class="l">evidence: the estimate (c/n)^k of pass^k, its '
+        f"95% interval; what would decide it</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 
@@ -167,7 +173,8 @@ def suite_table(data: dict[str, Any]) -> str:
         for k in ks:
             f = p["mean_pass_hat_k"][str(k)]
             ci = f["ci_95"]
-            interval = f" ({esc(fmt.interval((ci[0], ci[1])))})" if ci else ""
+            note = f["ci_note"]
+            interval = f" ({esc(suite_interval(ci, None, f['tasks']) if ci else note)})" if ci or note else ""
             how = "exact bootstrap" if f["ci_method"] == "exact" else f"{f['resamples']} resamples"
             cells.append(
                 f'<td data-label="mean pass^{k}" title="{esc(how)}">'

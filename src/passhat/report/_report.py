@@ -21,7 +21,7 @@ from passhat.report._formats import FORMATS, Format
 from passhat.report._gates import GateResult, describe, evaluate, gate_ks, parse_gate
 from passhat.report._parallel import fold_file
 from passhat.report._summary import ProviderSuite, TaskSummary, finish, provider_suites
-from passhat.report._words import SAFE_AT, summary_lines, verdict_of
+from passhat.report._words import SAFE_AT, interval_note, summary_lines, verdict_of
 from passhat.results import _progress
 from passhat.results._provenance import provenance
 from passhat.stats._bootstrap import MAX_RESAMPLES, MIN_RESAMPLES, TARGET_MC_ERROR
@@ -76,7 +76,8 @@ def _suite_data(suite: ProviderSuite) -> dict[str, Any]:
         "errors": suite.errors,
         "icc1": suite.icc1,
         "mean_pass_hat_k": {
-            k: {"mean": f.mean, "ci_95": list(f.interval) if f.interval else None, "tasks": f.tasks,
+            k: {"mean": f.mean, "ci_95": list(f.interval) if f.interval else None,
+                "ci_note": interval_note(f.no_interval, f.tasks), "tasks": f.tasks,
                 "undefined": list(f.undefined), "ci_method": f.method, "resamples": f.resamples,
                 "mc_error": f.mc_error}
             for k, f in suite.pass_hat_k.items()

@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from passhat.report import _formats as fmt
-from passhat.report._words import SCRIPTED_MARK, verdict_counts, verdict_lines, verdict_rule, verdict_table
+from passhat.report._words import (
+    ESTIMATORS_NOTE,
+    SCRIPTED_MARK,
+    verdict_counts,
+    verdict_lines,
+    verdict_rule,
+    verdict_table,
+)
 
 WIDTH = 120
 MIN_NAME = 16  # a task or provider name is never cut shorter than this
@@ -168,6 +175,7 @@ def text(data: dict[str, Any], highlight: int | None, wide: bool = False) -> str
     lines.append(fmt.aligned(head, rows, left))
     if any(t["scripted_model"] and t["cost_known"] for t in data["tasks"]):
         lines.append(f"{SCRIPTED_MARK} scripted model: made-up tokens priced as if real, not money spent.")
+    lines.append(_wrap(ESTIMATORS_NOTE))
     if not wide:
         gone = f"; left out to fit {WIDTH} columns: {', '.join(left_out)}" if left_out else ""
         lines.append(_wrap(f"(--wide adds pass@k, clean, mean s, p90 s, turns, mean ${gone}.)"))
@@ -201,6 +209,7 @@ def markdown(data: dict[str, Any], highlight: int | None) -> str:
     head, rows, left = columns(data, highlight)
     marked = {i for i, name in enumerate(head) if name.endswith("*")}
     out += ["", "### Per task", "", fmt.markdown([h.rstrip("*") for h in head], rows, left, strong=marked)]
+    out += ["", md(ESTIMATORS_NOTE)]
     if any(t["scripted_model"] and t["cost_known"] for t in data["tasks"]):
         out += ["", md(f"{SCRIPTED_MARK} scripted model: made-up tokens priced as if real, not money spent.")]
     out += ["", "### Summary", "", *(f"- {md(line)}" for line in data["summary"])]
@@ -215,26 +224,40 @@ def markdown(data: dict[str, Any], highlight: int | None) -> str:
     return "\n".join(out)
 
 
+PROVENANCE_COLUMNS = ("source", "eval_id", "date", "promptfoo_version", "repeat")
+
+
 def csv(data: dict[str, Any]) -> str:
-    """`--format csv`: one row per task and provider, every number at full precision."""
+    """`--format csv`: one row per task and provider, every number at full precision. Each row also carries
+    where its figures come from (the provenance's fields) and its provider's suite figures (mean pass^k per k and
+    its interval, or why there is none), so a row read alone is whole."""
     ks = data["ks"]
-    head = ["task", "provider", "tier", "n", "passes", "errors", "pass_rate", "wilson_low", "wilson_high"]
+    head = ["task", "provider", "tier", "n", "passes", "errors", "unscored", "pass_rate", "wilson_low",
+            "wilson_high"]  # fmt: skip
     head += [f"pass_at_{k}" for k in ks] + [f"pass_hat_{k}" for k in ks]
     head += ["flaky", "clean_exit_rate", "mean_duration_ms", "p90_duration_ms", "mean_turns", "mean_cost_usd",
              "cost_per_success_usd", "runs_needed", "cost_known_trials", "scripted_model", "verdict", "verdict_k",
-             "verdict_low", "verdict_high", "runs_to_decide", "infra_error_reasons",
+             "verdict_estimate", "verdict_low", "verdict_high", "runs_to_decide", "infra_error_reasons",
              "interrupted_repeats"]  # fmt: skip
+    head += [f"suite_mean_pass_hat_{k}{part}" for k in ks for part in ("", "_low", "_high", "_note")]
+    head += list(PROVENANCE_COLUMNS)
+    suites = {p["provider"]: p["mean_pass_hat_k"] for p in data["suite"]["providers"]}
+    origin = data["provenance"]
     rows = [
         [
-            t["task"], t["provider"], t["tier"], t["n"], t["passes"], t["errors"], t["pass_rate"],
+            t["task"], t["provider"], t["tier"], t["n"], t["passes"], t["errors"], t["unscored"], t["pass_rate"],
             *(t["wilson_95"] or [None, None]),
             *(t["pass_at_k"][str(k)] for k in ks), *(t["pass_hat_k"][str(k)] for k in ks),
             t["flaky"], t["clean_exit_rate"], t["mean_duration_ms"], t["p90_duration_ms"], t["mean_turns"],
             t["mean_cost_usd"], t["cost_per_success_usd"], t["runs_needed"], t["cost_known"], t["scripted_model"],
-            t["verdict"]["verdict"], t["verdict"]["k"], *(t["verdict"]["ci_95"] or [None, None]),
+            t["verdict"]["verdict"], t["verdict"]["k"], t["verdict"]["estimate"], *(t["verdict"]["ci_95"] or [None, None]),
             t["verdict"]["runs_to_decide"],
             json.dumps(t["infra_error_reasons"]) if t["infra_error_reasons"] else None,
             json.dumps(t["interrupted_repeats"]) if t["interrupted_repeats"] else None,
+            *(cell for k in ks for f in [suites[t["provider"]][str(k)]]
+              for cell in (f["mean"], *(f["ci_95"] or [None, None]), f["ci_note"])),
+            *(origin.get(key) if origin.get(key) is not None else origin.get("repeats_seen") if key == "repeat" else None
+              for key in PROVENANCE_COLUMNS),
         ]
         for t in data["tasks"]
     ]  # fmt: skip
