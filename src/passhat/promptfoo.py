@@ -33,7 +33,16 @@ ASSERTIONS = {
 
 ALL_GRADERS = "get_assert_graders"  # the one assertion of a task's deterministic graders
 
-__all__ = ["ALL_GRADERS", "ASSERTIONS", "call_api", "get_assert_graders", "tests_generator", *ASSERTIONS.values()]
+__all__ = [
+    "ALL_GRADERS",
+    "ASSERTIONS",
+    "afterAll",
+    "afterEach",
+    "call_api",
+    "get_assert_graders",
+    "tests_generator",
+    *ASSERTIONS.values(),
+]
 
 
 def call_api(prompt: str, options: dict, context: dict) -> dict:
@@ -107,3 +116,22 @@ def tests_generator(entry_file: str | Path, tasks_dir: str | Path = "tasks") -> 
         return generate(tasks, lambda kind: f"file://{entry}:{names[kind]}")
 
     return generate_tests
+
+
+# --- the extension hooks (`extensions: [file://passhat_promptfoo.py:afterAll, ...:afterEach]`) ---------------------
+# Promptfoo calls a hook by the name after the colon, with (context, {"hookName": ...}); passhat.extension says what
+# each does. The names are Promptfoo's.
+
+
+def afterAll(context: dict, options: dict | None = None) -> None:  # noqa: N802
+    """Print passhat's verdict on the eval's rows at the end of `promptfoo eval`, failed trials or not."""
+    from passhat.extension import after_all
+
+    after_all(context)
+
+
+def afterEach(context: dict, options: dict | None = None) -> dict | None:  # noqa: N802
+    """Add to a finished row the changes it made to the suite's figures, which the viewer's derived metrics sum."""
+    from passhat.extension import after_each
+
+    return after_each(context)

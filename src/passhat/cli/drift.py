@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import math
 
-from passhat.history._drift import DEFAULT_ABS_POINTS, run_drift
+from passhat.history._drift import run_drift
+from passhat.history._rule import DEFAULT_ABS_POINTS
 from passhat.history._store import DEFAULT_DB
 
 HELP = "append an eval to the score history (SQLite) and report quality drift against its baseline"

@@ -186,10 +186,12 @@ def run_report(
     history_db: str | Path | None = None,
     safe_at: float = SAFE_AT,
     wide: bool = False,
+    source: str | None = None,
 ) -> int:
     """Load, summarize, print; gate outcomes go to `err` (stderr) too. 0, or 1 when a gate fails.
 
-    A big file read with `err` on a terminal shows a progress line there (see `_progress`)."""
+    A big file read with `err` on a terminal shows a progress line there (see `_progress`). `source` names where
+    the rows came from when that is not `path` (promptfoo's own rows, handed to passhat's extension)."""
     parsed = [parse_gate(text) for text in gates]  # bad gate text fails before the file is read
     if history_db is not None:  # before the file is read
         from passhat.report._html import check_history
@@ -214,7 +216,8 @@ def run_report(
     results = [evaluate(gate, suites) for gate in parsed]
     seen = [s.repeats_seen for s in summaries if s.repeats_seen is not None]
     models = (m for s in summaries for m in s.models)
-    origin = provenance(wrapper, str(path), models, max(seen) if seen else None, any(s.scripted for s in summaries))
+    scripted = any(s.scripted for s in summaries)
+    origin = provenance(wrapper, source or str(path), models, max(seen) if seen else None, scripted)
     data = report_data(
         summaries, suites, ks, unattended_runs=unattended_runs, ci_width=ci_width, resamples=resamples,
         seed=seed, gates=results, verdict_k=verdict_k, safe_at=safe_at, origin=origin,

@@ -216,11 +216,17 @@ def summary_lines(
 
 
 def verdict_of(s: TaskSummary, k: int, threshold: float) -> dict[str, Any]:
-    """Is the task safe for k unattended runs in a row? The verdict and its evidence, as plain data.
+    """Is the task safe for k unattended runs in a row? The verdict and its evidence, as plain data."""
+    return verdict_for(s.n, s.passes, k, threshold)
 
-    The one place the verdict's figures are made: `estimate` is the plug-in (c/n)^k, which lies inside `ci_95`
-    (stats.pass_hat_k_plug_in says why); the pass^k columns keep the unbiased C(c, k)/C(n, k)."""
-    interval = pass_hat_k_interval(s.n, s.passes, k)
+
+def verdict_for(n: int, passes: int, k: int, threshold: float) -> dict[str, Any]:
+    """The verdict of a task with `passes` of `n` scored trials (see `verdict_of`).
+
+    The one place the verdict's figures are made (the report's and the viewer's, passhat.extension): `estimate`
+    is the plug-in (c/n)^k, which lies inside `ci_95` (stats.pass_hat_k_plug_in says why); the pass^k columns keep
+    the unbiased C(c, k)/C(n, k)."""
+    interval = pass_hat_k_interval(n, passes, k)
     if interval is None:
         verdict = UNSURE
     elif interval[0] >= threshold:
@@ -229,16 +235,16 @@ def verdict_of(s: TaskSummary, k: int, threshold: float) -> dict[str, Any]:
         verdict = NOT_SAFE
     else:
         verdict = UNSURE
-    more = runs_to_decide(s.n, s.passes, k, threshold) if verdict == UNSURE and s.n else None
+    more = runs_to_decide(n, passes, k, threshold) if verdict == UNSURE and n else None
     return {
         "verdict": verdict,
         "k": k,
         "threshold": threshold,
-        "estimate": pass_hat_k_plug_in(s.n, s.passes, k),
+        "estimate": pass_hat_k_plug_in(n, passes, k),
         "estimator": "(c/n)^k",
         "ci_95": None if interval is None else list(interval),
-        "passes": s.passes,
-        "n": s.n,
+        "passes": passes,
+        "n": n,
         "runs_to_decide": more,
     }
 
