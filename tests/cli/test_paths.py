@@ -103,7 +103,8 @@ def test_fake_model_default_tasks_dir_and_port_file_from_another_cwd(project):
     finally:
         server.terminate()
         _, err = server.communicate(timeout=30)
-    assert f"tasks {work / 'tasks'})" in err, err
+    assert f"  tasks: {work / 'tasks'}\n" in err, err
+    assert max(len(line) for line in err.splitlines()[:2]) <= 120  # the start line was 162 columns
 
 
 def test_a_relative_state_dir_works_in_process(tmp_path, monkeypatch, capsys):

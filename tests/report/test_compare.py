@@ -120,10 +120,22 @@ def test_unequal_n_and_unscored() -> None:
     assert (unscored.verdict, unscored.p_value) == ("not comparable (no scored trials)", None)
 
 
+def unwrapped(out: str) -> list[str]:
+    """The lines of a compare table, each sentence whole again (they wrap at 120 columns, continuations indented)."""
+    lines: list[str] = []
+    for line in out.splitlines():
+        if line.startswith("  ") and lines and lines[-1]:
+            lines[-1] += " " + line.strip()
+        else:
+            lines.append(line)
+    return lines
+
+
 def test_table(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, *files)
     assert (code, err) == (0, "")
-    lines = out.splitlines()
+    assert max(len(line) for line in out.splitlines()) <= 120  # its summary ran to 143 columns
+    lines = unwrapped(out)
     assert lines[:2] == [f"base: {files[0]}", f"new:  {files[1]}"]
     assert lines[3].split() == ["task", "base", "new", "change", "p", "p", "(Holm)", "verdict"]
     assert lines[5].split() == ["a", "3/10", "10/10", "+0.700", "0.003", "0.009", "better"]
@@ -233,3 +245,13 @@ def test_bad_options(files: tuple[str, str], capsys: pytest.CaptureFixture[str],
 def test_wired_into_the_cli(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["compare", *files, "--fail-on-worse"]) == 0
     assert "1 better" in capsys.readouterr().out
+
+
+def test_long_task_names_are_cut_to_fit_120_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    names = [f"a-rather-long-task-name-for-the-compare-table-number-{i:02d}" for i in range(3)]
+    base = write_results(tmp_path / "b.json", rows({name: (3, 10) for name in names}))
+    new = write_results(tmp_path / "n.json", rows({name: (9, 10) for name in names}))
+    out = run(capsys, str(base), str(new))[1]
+    assert max(len(line) for line in out.splitlines()) <= 120
+    shown = [line.split()[0] for line in out.splitlines() if line.startswith("a-rather")]
+    assert len(set(shown)) == 3 and all("…" in name for name in shown)  # cut in the middle: still told apart

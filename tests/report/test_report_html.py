@@ -74,6 +74,9 @@ def expected_figures(data: dict[str, Any]) -> dict[str, Any]:
     for s in (data.get("history") or {}).get("series", []):
         for b in s["batches"]:
             want[f"{s['task']}|{s['provider']}|history.{b['eval_id']}.mean"] = b["mean"]
+    for d in data.get("judge") or []:
+        at = f"{d['task']}|{d['provider']}|judge.{d['judge']}.{d['judge_version']}."
+        want.update({at + name: d[name] for name in ("scored", "unscored", "mean_score", "passes")})
     return want
 
 
@@ -411,3 +414,19 @@ def test_report_shows_progress_on_a_terminal_only(results: Path, monkeypatch: py
     quiet = io.StringIO()
     assert run_report(results, (1, 3), "json", io.StringIO(), err=quiet) == 0
     assert quiet.getvalue() == ""
+
+
+def test_the_page_has_the_llm_judges_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The table, md and JSON reports had the judge's scores per criterion; the page had none."""
+    from test_report_formats import judged_rows
+
+    path = write_results(tmp_path / "results.json", judged_rows())
+    page, data = html_and_json(capsys, path, tmp_path / "report.html")
+    assert_figures_match(page.figures, data)
+    (judged,) = data["judge"]
+    # write-changelog: two judged trials, 0.8 and 0.6: mean 0.7, both passed
+    assert (judged["task"], judged["mean_score"], judged["passes"]) == ("write-changelog", pytest.approx(0.7), 2)
+    at = f"write-changelog|{judged['provider']}|judge.judge.12304a252ea0."
+    assert page.figures[at + "mean_score"] == [judged["mean_score"]] and page.figures[at + "passes"] == [2]
+    html = (tmp_path / "report.html").read_text()
+    assert '<h2 id="judge">LLM judge</h2>' in html and "instruction_following 0.70, coherence 1.00" in html

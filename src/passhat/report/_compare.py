@@ -18,6 +18,7 @@ from passhat.report import _formats as fmt
 from passhat.report._formats import Format
 from passhat.report._parallel import fold_file
 from passhat.report._summary import TaskSummary, finish
+from passhat.report._tables import MIN_NAME, WIDTH, cut, wrap
 from passhat.report._words import interval_note
 from passhat.stats._estimators import fisher_exact, holm
 from passhat.stats._suite import (
@@ -224,7 +225,13 @@ def render(form: Format, data: dict[str, Any]) -> str:
     if form == "md":
         lines = (f"- {fmt.md_text(line)}" for line in intro + data["summary"])
         return "\n".join([fmt.markdown(head, rows, left), "", *lines])
-    return "\n".join([*intro, "", fmt.aligned(head, rows, left), "", *data["summary"]]).lstrip("\n")
+    while max(map(len, fmt.aligned(head, rows, left).splitlines())) > WIDTH:  # in 120 columns: task names cut
+        longest = max(len(row[0]) for row in rows)
+        if longest <= MIN_NAME:
+            break
+        rows = [[cut(row[0], longest - 1), *row[1:]] for row in rows]
+    table = fmt.aligned(head, rows, left)
+    return "\n".join([*map(wrap, intro), "", table, "", *map(wrap, data["summary"])]).lstrip("\n")
 
 
 def run_compare(

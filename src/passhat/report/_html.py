@@ -2,7 +2,7 @@
 
 `page(data)` lays out report_data's dict and nothing else: where the figures come from, the verdict per task,
 the summary in words, the gates, the suite per provider, the per-task tables (the figures of `--format table
---wide`, `_html_tables`), the infra errors, and plots drawn in `_plots`. Every figure is marked
+--wide`, `_html_tables`), the infra errors, the LLM judge's table, and plots drawn in `_plots`. Every figure is marked
 `data-figure="TASK|PROVIDER|NAME" data-value="JSON"`, NAME being its key in the task's JSON object
 (`pass_hat_k.3`); suite figures use TASK `(suite)`; a gate is `(gate)|GATE|passed`; report-wide ones
 `(report)||NAME`. `history_data()` reads the mean score per eval from a `passhat drift` history for the drift plot.
@@ -21,7 +21,7 @@ from statistics import fmean
 from typing import Any
 
 from passhat._errors import PasshatError
-from passhat.report._html_tables import gates_list, infra_table, suite_table, task_tables, verdict_table
+from passhat.report._html_tables import gates_list, infra_table, judge_table, suite_table, task_tables, verdict_table
 from passhat.report._plots import (
     cost_chart,
     esc,
@@ -203,6 +203,7 @@ def page(data: dict[str, Any], highlight: int | None = None) -> str:
         f'data-value="{boot["seed"]}">{boot["seed"]}</span>.</p>',
         f'<h2 id="per-task">Per task</h2>{task_tables(data, highlight)}',
         infra_table(data),
+        judge_table(data),
         '<h2 id="pass-rate">Pass rate and its 95% interval</h2><p class="legend">'
         '<span class="swatch" style="background:var(--good)"></span>every trial passed'
         '<span class="swatch" style="background:var(--warn)"></span>flaky'

@@ -13,7 +13,7 @@ from typing import Any
 
 from passhat.report import _formats as fmt
 from passhat.report._plots import esc, figure
-from passhat.report._tables import columns
+from passhat.report._tables import JUDGE_TITLE, columns, judge_rows
 from passhat.report._words import ESTIMATORS_NOTE, ORDER, SCRIPTED_MARK, estimate_text, suite_interval, verdict_parts
 
 MORE = ("clean", "mean s", "p90 s", "turns", "mean $")  # the second table, with pass@k for k > 1
@@ -125,6 +125,32 @@ def verdict_table(data: dict[str, Any]) -> str:
         '<div class="scroll"><table id="verdict" class="data"><thead><tr><th scope="col" class="l">task</th>'
         '<th scope="col" class="l">verdict</th><th scope="col" class="l">evidence: the estimate (c/n)^k of pass^k, its '
         f"95% interval; what would decide it</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def judge_table(data: dict[str, Any]) -> str:
+    """The LLM judge's table (the cells of `--format table --wide`'s): per task, provider, judge and judge_version,
+    the trials scored and unscored, the mean score, the passes, and each criterion's mean (pairwise: the winners).
+    Figures carry `data-figure="TASK|PROVIDER|judge.JUDGE.JUDGE_VERSION.NAME"`; "" when no row was judged."""
+    judge = data.get("judge") or []
+    if not judge:
+        return ""
+    head, rows, details = judge_rows(judge)
+    figures = {5: "scored", 6: "unscored", 7: "mean_score", 8: "passes"}
+    body = []
+    for d, row, detail in zip(judge, rows, details, strict=True):
+        cells = [f'<th scope="row" class="name" data-label="task">{_name(row[0])}</th>']
+        cells += [f'<td class="l name" data-label="{esc(head[i])}">{_name(row[i])}</td>' for i in range(1, 5)]
+        for i, name in figures.items():
+            at = figure(d["task"], d["provider"], f"judge.{d['judge']}.{d['judge_version']}.{name}", d[name])
+            cells.append(f'<td data-label="{esc(head[i])}"{at}>{esc(row[i])}</td>')
+        cells.append(f'<td class="l wrap" data-label="detail">{esc(detail)}</td>')
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    heads = "".join(f'<th scope="col" class="{"l" if i < 5 else ""}">{esc(h)}</th>' for i, h in enumerate(head))
+    return (
+        f'<h2 id="judge">LLM judge</h2><p class="note">{esc(JUDGE_TITLE)}.</p><div class="scroll"><table id="judge-table" '
+        f'class="data"><thead><tr>{heads}<th scope="col" class="l">detail</th></tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
     )
 
 

@@ -227,7 +227,7 @@ def run_report(
 
         data["history"] = history_data(history_db, [(s.task, s.provider) for s in summaries])
     judged = any(s.judged for s in summaries)  # the judge's table costs a second pass: only when judged
-    if judged and form in ("json", "table", "md"):
+    if judged and form in ("json", "table", "md", "html"):
         from passhat.report._judge_summary import judge_summary
 
         data["judge"] = judge_summary(path)

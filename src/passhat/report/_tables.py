@@ -66,7 +66,7 @@ def _width(head: Sequence[str], rows: Sequence[Sequence[str]]) -> int:
     return sum(widths) + 2 * (len(widths) - 1)
 
 
-def _cut(text: str, size: int) -> str:
+def cut(text: str, size: int) -> str:
     """At most `size` characters, the middle left out (names of a suite often differ only at the end)."""
     if len(text) <= size:
         return text
@@ -94,7 +94,7 @@ def compact(data: dict[str, Any], highlight: int | None) -> tuple[list[str], lis
     while _width(*table()) > WIDTH and any(max(len(r[i]) for r in rows) > MIN_NAME for i in names):
         widest = max(names, key=lambda i: max(len(r[i]) for r in rows))
         size = max(MIN_NAME, max(len(r[widest]) for r in rows) - 1)
-        rows = [[_cut(cell, size) if i == widest else cell for i, cell in enumerate(row)] for row in rows]
+        rows = [[cut(cell, size) if i == widest else cell for i, cell in enumerate(row)] for row in rows]
     hats = [i for i in keep if head[i].startswith("pass^") and head[i].rstrip("*") != f"pass^{verdict_k}"]
     droppable = hats[len(hats) // 2 :] + hats[: len(hats) // 2] + [i for n in DROP_ORDER for i in keep if head[i] == n]
     while _width(*table()) > WIDTH and droppable:
@@ -106,7 +106,7 @@ def compact(data: dict[str, Any], highlight: int | None) -> tuple[list[str], lis
     return shown_head, shown_rows, left, [head[i] for i in sorted(head.index(name) for name in left_out)]
 
 
-def _wrap(line: str, indent: str = "") -> str:
+def wrap(line: str, indent: str = "") -> str:
     return textwrap.fill(line, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ",
                          break_long_words=False, break_on_hyphens=False)  # fmt: skip
 
@@ -121,7 +121,7 @@ def provenance_line(p: dict[str, Any]) -> str:
     return f"passhat report of {p['source']}: " + "; ".join(part for part in parts if part) + "."
 
 
-def _judge_rows(judge: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[str]], list[str]]:
+def judge_rows(judge: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[str]], list[str]]:
     head = ["task", "provider", "judge", "rubric / vs", "judge_version", "n", "unscored", "mean", "pass"]
     rows, details = [], []
     for d in judge:
@@ -146,7 +146,7 @@ def judge_text(judge: Sequence[dict[str, Any]], wide: bool) -> list[str]:
     """The judge's table; in 120 columns each row's criteria go on the line below it."""
     if not judge:
         return []
-    head, rows, details = _judge_rows(judge)
+    head, rows, details = judge_rows(judge)
     if wide:
         table = fmt.aligned(
             [*head, "detail"], [[*r, d] for r, d in zip(rows, details, strict=True)], (0, 1, 2, 3, 4, 9)
@@ -155,18 +155,18 @@ def judge_text(judge: Sequence[dict[str, Any]], wide: bool) -> list[str]:
     lines = fmt.aligned(head, rows, (0, 1, 2, 3, 4)).splitlines()
     out = lines[:2]
     for line, detail in zip(lines[2:], details, strict=True):
-        out += [line, *([_wrap(detail, "    ")] if detail else [])]
-    return ["", _wrap(JUDGE_TITLE + ":"), *out]
+        out += [line, *([wrap(detail, "    ")] if detail else [])]
+    return ["", wrap(JUDGE_TITLE + ":"), *out]
 
 
 def text(data: dict[str, Any], highlight: int | None, wide: bool = False) -> str:
     """`--format table`."""
     several = len(data["suite"]["providers"]) > 1
     v = data["verdict"]
-    lines = [_wrap(provenance_line(data["provenance"])), "",
-             _wrap(f"Safe for {v['k']} unattended runs in a row? {verdict_rule(v['k'], v['threshold'])} "
+    lines = [wrap(provenance_line(data["provenance"])), "",
+             wrap(f"Safe for {v['k']} unattended runs in a row? {verdict_rule(v['k'], v['threshold'])} "
                    f"{verdict_counts(data['tasks'])}:"),
-             *(_wrap(line, "  ") for line in verdict_lines(data["tasks"], several)), ""]  # fmt: skip
+             *(wrap(line, "  ") for line in verdict_lines(data["tasks"], several)), ""]  # fmt: skip
     if wide:
         head, rows, left = columns(data, highlight)
         left_out: list[str] = []
@@ -175,11 +175,11 @@ def text(data: dict[str, Any], highlight: int | None, wide: bool = False) -> str
     lines.append(fmt.aligned(head, rows, left))
     if any(t["scripted_model"] and t["cost_known"] for t in data["tasks"]):
         lines.append(f"{SCRIPTED_MARK} scripted model: made-up tokens priced as if real, not money spent.")
-    lines.append(_wrap(ESTIMATORS_NOTE))
+    lines.append(wrap(ESTIMATORS_NOTE))
     if not wide:
         gone = f"; left out to fit {WIDTH} columns: {', '.join(left_out)}" if left_out else ""
-        lines.append(_wrap(f"(--wide adds pass@k, clean, mean s, p90 s, turns, mean ${gone}.)"))
-    lines += ["", *(_wrap(line) for line in data["summary"])]
+        lines.append(wrap(f"(--wide adds pass@k, clean, mean s, p90 s, turns, mean ${gone}.)"))
+    lines += ["", *(wrap(line) for line in data["summary"])]
     if highlight is not None:
         lines.append(
             f"* pass^{highlight} (marked): the chance that all {highlight} unattended runs between two looks pass."
@@ -217,7 +217,7 @@ def markdown(data: dict[str, Any], highlight: int | None) -> str:
         out.append(f"- **pass^{highlight}** (in bold): the chance that all {highlight} unattended runs between two "
                    "looks pass.")  # fmt: skip
     if data.get("judge"):
-        head, rows, details = _judge_rows(data["judge"])
+        head, rows, details = judge_rows(data["judge"])
         out += ["", "### LLM judge", "", md(JUDGE_TITLE + "."), "",
                 fmt.markdown([*head, "detail"], [[*r, d] for r, d in zip(rows, details, strict=True)],
                              (0, 1, 2, 3, 4, 9))]  # fmt: skip
