@@ -249,8 +249,8 @@ def test_wired_into_the_cli(files: tuple[str, str], capsys: pytest.CaptureFixtur
 
 def test_long_task_names_are_cut_to_fit_120_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     names = [f"a-rather-long-task-name-for-the-compare-table-number-{i:02d}" for i in range(3)]
-    base = write_results(tmp_path / "b.json", rows({name: (3, 10) for name in names}))
-    new = write_results(tmp_path / "n.json", rows({name: (9, 10) for name in names}))
+    base = write_results(tmp_path / "b.json", rows(dict.fromkeys(names, (3, 10))))
+    new = write_results(tmp_path / "n.json", rows(dict.fromkeys(names, (9, 10))))
     out = run(capsys, str(base), str(new))[1]
     assert max(len(line) for line in out.splitlines()) <= 120
     shown = [line.split()[0] for line in out.splitlines() if line.startswith("a-rather")]
