@@ -1,7 +1,8 @@
 """passhat's Promptfoo extension hooks, called as promptfoo 0.123.1 calls them (the context as JSON, a fresh process
 each time; here in-process): afterAll prints what `passhat report` prints for the eval's rows, writes report files
 and the drift history when asked, never raises; afterEach's changes add up to the report's suite figures.
-tests/e2e/test_e2e_verdict.py runs both under a real `promptfoo eval` and `promptfoo view`."""
+tests/e2e/test_e2e_adoption.py and tests/e2e/test_e2e_viewer.py run them under a real `promptfoo eval` and
+`promptfoo view`."""
 
 from __future__ import annotations
 
