@@ -58,6 +58,7 @@ def test_init_writes_the_files_and_prints_the_next_commands(repo, monkeypatch, c
         "passhat report results.json --format html -o report.html",
     ]
     assert "&&" not in out  # `eval && report` skipped the report exactly when a trial failed (exit 100)
+    assert max(len(line) for line in out.splitlines()) <= 120
     assert "export PASSHAT_FAKE_MODEL_URL=$(cat .passhat/model.url)" in out
 
 

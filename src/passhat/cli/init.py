@@ -17,6 +17,7 @@ import os
 import shlex
 import shutil
 import sys
+import textwrap
 from pathlib import Path
 
 from passhat._errors import PasshatError
@@ -216,7 +217,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         raise PasshatError(f"init: cannot write {error.filename}: {error.strerror}; check the folder") from None
     written = [*files, *(f"{name} (+ {' '.join(gain[1])})" for name, gain in gains.items() if gain)]
-    print(f"passhat init: wrote {', '.join(written)} in {folder}")
+    said = f"passhat init: wrote {', '.join(written)} in {folder}"
+    print(textwrap.fill(said, 120, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False))
     print("Next:")
     for line in next_commands(folder, Path.cwd()):
         print(f"  {line}")
