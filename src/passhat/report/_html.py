@@ -52,6 +52,7 @@ th.l, td.l, tbody th { text-align: left; font-weight: normal; }
 th.name, td.name { white-space: normal; overflow-wrap: normal; word-break: normal; hyphens: none; min-width: 6em; }
 td.wrap { white-space: normal; min-width: 16em; } td.wrap code { overflow-wrap: anywhere; }
 td .ci { display: block; color: var(--muted); font-size: 12px; }
+td .ci.note { white-space: normal; min-width: 9em; }  /* "not enough tasks ...": words, wrapped in their column */
 tbody tr:hover { background: #f8fafc; }
 td.flaky { color: var(--warn); font-weight: 600; }
 .marked { font-weight: 700; color: var(--accent); }

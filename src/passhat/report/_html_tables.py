@@ -206,7 +206,8 @@ def suite_table(data: dict[str, Any]) -> str:
                 f'<td data-label="mean pass^{k}" title="{esc(how)}">'
                 f"<span{figure('(suite)', name, f'mean_pass_hat_k.{k}.mean', f['mean'])}>"
                 f"{esc(fmt.fraction(f['mean'], 'n<k'))}</span>"
-                f'<span class="ci"{figure("(suite)", name, f"mean_pass_hat_k.{k}.ci_95", ci)}>{interval}</span></td>'
+                f'<span class="ci{"" if ci else " note"}"{figure("(suite)", name, f"mean_pass_hat_k.{k}.ci_95", ci)}>'
+                f"{interval}</span></td>"
             )
         icc = p["icc1"]
         cells.append(_suite_td(name, "ICC(1)", "icc1", icc, "-" if icc is None else f"{icc:.2f}"))
