@@ -140,7 +140,6 @@ def test_sandbox_setup_failure_is_an_infrastructure_error(tmp_path, fake_model, 
         "repeat_index": 1,
         "status": "infra_error",
         "scripted_model": True,
-        "eval_id": "adhoc",  # no evaluationId in the context: not run by promptfoo eval
     }
 
 

@@ -131,8 +131,7 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
     sandbox = config.state_dir / "sandboxes" / f"{task.id}-{name}"
     workdir, home, tmp = sandbox / "work", sandbox / "home", sandbox / "tmp"
     scripted = bool(config.fake_model_url)  # the scripted model's dollars are not real money: reports say so
-    where = {"task_id": task.id, "repeat_index": repeat_index, "status": "infra_error", "scripted_model": scripted,
-             "eval_id": eval_id}  # fmt: skip
+    where = {"task_id": task.id, "repeat_index": repeat_index, "status": "infra_error", "scripted_model": scripted}
     if config.executor.kind == "ray":  # the whole trial as a Ray task on a cluster node (passhat.cluster)
         from passhat.cluster import run_on_ray
 
