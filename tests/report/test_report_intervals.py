@@ -42,7 +42,7 @@ def test_three_tasks_say_not_enough_tasks_in_every_format(tmp_path: Path, capsys
     rows = list(csv.DictReader(io.StringIO(out["csv"])))
     assert {(r["suite_mean_pass_hat_1_low"], r["suite_mean_pass_hat_1_note"]) for r in rows} == {("", NOTE)}
     assert (
-        f'0.833</span><span class="ci" data-figure="(suite)|sonnet|mean_pass_hat_k.1.ci_95" data-value="null"> ({NOTE})'
+        f'0.833</span><span class="ci note" data-figure="(suite)|sonnet|mean_pass_hat_k.1.ci_95" data-value="null"> ({NOTE})'
         in out["html"]
     )
     for form, text in out.items():
