@@ -31,10 +31,36 @@ fi
 
 passhat validate promptfooconfig.yaml --repeat "$REPEAT" >/dev/null
 
+# How long: every trial runs the real Claude Code CLI (and a sandbox, and the graders), JOBS at a time. Progress is
+# the trials that have left their trial.json so far, every PROGRESS seconds, with the time left at that pace.
+if [[ -n "${PASSHAT_TASKS:-}" ]]; then tasks=$(tr ',' '\n' <<< "$PASSHAT_TASKS" | grep -c .); else
+  tasks=$(find tasks -mindepth 2 -maxdepth 2 -name task.yaml | wc -l); fi
+total=$((tasks * REPEAT))
+PROGRESS=${PROGRESS:-20}
+# About 7 s a trial per slot on 2 idle CPUs (100 trials at -j 2: ~6 min), most of it the CLI starting and the graders.
+echo "demo: $total trials ($tasks tasks x --repeat $REPEAT, $JOBS at a time), each the real CLI in a sandbox, then its" \
+  "graders: about $(( (total * 7 / JOBS + 59) / 60 )) min on 2 idle CPUs; progress every ${PROGRESS}s"
+touch .passhat/demo-start
 # promptfoo exits 100 when some assertion failed: expected here, the report is the point.
 promptfoo eval -c promptfooconfig.yaml --repeat "$REPEAT" -j "$JOBS" --no-cache --no-progress-bar \
-  -o "$OUT" > .passhat/demo-eval.log 2>&1 || [[ $? -eq 100 ]] || { tail -40 .passhat/demo-eval.log; exit 1; }
-echo "demo: promptfoo eval --repeat $REPEAT done ($OUT; log in .passhat/demo-eval.log)"
+  -o "$OUT" > .passhat/demo-eval.log 2>&1 &
+eval_pid=$!
+started=$SECONDS
+while kill -0 "$eval_pid" 2>/dev/null; do
+  for _ in $(seq "$PROGRESS"); do kill -0 "$eval_pid" 2>/dev/null && sleep 1; done
+  kill -0 "$eval_pid" 2>/dev/null || break
+  done_n=$(find .passhat/artifacts -name trial.json -newer .passhat/demo-start 2>/dev/null | wc -l)
+  spent=$((SECONDS - started))
+  if ((done_n > 0 && done_n < total)); then
+    echo "demo: $done_n/$total trials in ${spent}s; about $(( spent * (total - done_n) / done_n ))s left"
+  else
+    echo "demo: $done_n/$total trials in ${spent}s"
+  fi
+done
+status=0
+wait "$eval_pid" || status=$?
+[[ $status -eq 0 || $status -eq 100 ]] || { tail -40 .passhat/demo-eval.log; exit 1; }
+echo "demo: promptfoo eval --repeat $REPEAT done in $((SECONDS - started))s ($OUT; log in .passhat/demo-eval.log)"
 passhat report "$OUT" --k 1,3,5,10
 # The commands to go on with, as they work in a new shell (where neither passhat nor promptfoo is on PATH).
 case "$OUT" in /*) results=$OUT ;; *) results=$PWD/$OUT ;; esac

@@ -25,7 +25,16 @@ from typing import Any
 ALL_GRADERS = "get_assert_graders"  # the one assertion of a task's deterministic graders
 ONE_GRADER = "get_assert_grader"  # an assertion of one grader of any kind (a judge), its type in its config
 
-__all__ = ["ALL_GRADERS", "ONE_GRADER", "call_api", "get_assert_grader", "get_assert_graders", "tests_generator"]
+__all__ = [
+    "ALL_GRADERS",
+    "ONE_GRADER",
+    "afterAll",
+    "afterEach",
+    "call_api",
+    "get_assert_grader",
+    "get_assert_graders",
+    "tests_generator",
+]
 
 
 def call_api(prompt: str, options: dict, context: dict) -> dict:
@@ -64,3 +73,22 @@ def tests_generator(entry_file: str | Path, tasks_dir: str | Path = "tasks") -> 
         return generate_tests(tasks, lambda which: f"file://{entry}:{ALL_GRADERS if which == ALL else ONE_GRADER}")
 
     return generate_tests
+
+
+# --- the extension hooks (`extensions: [file://passhat_promptfoo.py:afterAll, ...:afterEach]`) ---------------------
+# Promptfoo calls a hook by the name after the colon, with (context, {"hookName": ...}); passhat.extension says what
+# each does. The names are Promptfoo's.
+
+
+def afterAll(context: dict, options: dict | None = None) -> None:  # noqa: N802
+    """Print passhat's verdict on the eval's rows at the end of `promptfoo eval`, failed trials or not."""
+    from passhat.extension import after_all
+
+    after_all(context)
+
+
+def afterEach(context: dict, options: dict | None = None) -> dict | None:  # noqa: N802
+    """Add to a finished row the changes it made to the suite's figures, which the viewer's derived metrics sum."""
+    from passhat.extension import after_each
+
+    return after_each(context)

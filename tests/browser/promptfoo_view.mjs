@@ -1,10 +1,10 @@
 // Read one eval as `promptfoo view` (0.123.1) shows it, in headless Chromium, and print what is on screen.
 //
-//   node tests/browser/promptfoo_view.mjs BASE_URL EVAL_ID ROWS [--screenshots DIR]
+//   node tests/browser/promptfoo_view.mjs BASE_URL EVAL_ID ROWS [--screenshots DIR] [--cells N]
 //
 // Opens BASE_URL/eval/EVAL_ID, waits until ROWS result rows are shown, then reads
-//   providers  per output column, its header: {label, metrics: {name: "100.00% (2.00/2.00)"}} — the named
-//              scores' "metric pills" (data-testid metric-name-* / metric-value-*)
+//   providers  per output column, its header: {label, metrics: {name: "100.00% (2.00/2.00)"}, text} — the named
+//              scores' "metric pills" (data-testid metric-name-* / metric-value-*), and all the header says
 //   cells      per result cell (row × output column): {row, column, metrics: {name: "1.00"}, title
 //              ("Details: <provider label>"), metadata: {key: value as shown}, evaluation: [{Metric, Pass,
 //              Score, Value, Reason}]}, read from the cell's details drawer (the "View output and test
@@ -12,7 +12,8 @@
 //              characters are clicked open first, so every value is whole.
 //   blockedRequests  requests that left the viewer's origin (aborted: the page stays on loopback)
 //   consoleErrors
-// Waits are on elements and text, never on time. With --screenshots DIR it saves DIR/table.png and, per cell,
+// --cells N reads the details of the first N rows only (each drawer costs a second or two); the header pills are
+// read whatever N. Waits are on elements and text, never on time. With --screenshots DIR it saves DIR/table.png and, per cell,
 // DIR/details-r<row>-c<column>.png (its Metadata tab), for a reader checking a failed assertion; on failure
 // DIR/failure.png. On failure it prints {"error", "screenshot", "pageText"} and exits 1.
 import path from "node:path";
@@ -22,10 +23,12 @@ const argv = process.argv.slice(2);
 const shotsAt = argv.indexOf("--screenshots");
 const screenshots = shotsAt >= 0 ? argv.splice(shotsAt, 2)[1] : null;
 const shoot = (page, name) => (screenshots ? page.screenshot({ path: path.join(screenshots, name) }) : null);
+const cellsAt = argv.indexOf("--cells");
+const cellRows = cellsAt >= 0 ? Number(argv.splice(cellsAt, 2)[1]) : Infinity;
 const [base, evalId, rowsArg] = argv;
 const expectedRows = Number(rowsArg);
 if (!base || !evalId || !Number.isInteger(expectedRows) || expectedRows < 1) {
-  process.stderr.write("usage: promptfoo_view.mjs BASE_URL EVAL_ID ROWS [--screenshots DIR]\n");
+  process.stderr.write("usage: promptfoo_view.mjs BASE_URL EVAL_ID ROWS [--screenshots DIR] [--cells N]\n");
   process.exit(2);
 }
 if (expectedRows > 10) {
@@ -128,11 +131,11 @@ await runScript(
     for (let index = 0, count = await outputHeaders.count(); index < count; index++) {
       const header = outputHeaders.nth(index);
       const label = squash(await header.locator(".provider").first().innerText());
-      providers.push({ label, metrics: await readPills(header.getByTestId("custom-metrics")) });
+      providers.push({ label, metrics: await readPills(header.getByTestId("custom-metrics")), text: squash(await header.innerText()) });
     }
 
     const cells = [];
-    for (let row = 0; row < expectedRows; row++) {
+    for (let row = 0; row < Math.min(expectedRows, cellRows); row++) {
       const outputCells = bodyRows.nth(row).locator(":scope > td").filter({ has: page.getByRole("button", { name: DETAILS }) });
       for (let column = 0, count = await outputCells.count(); column < count; column++) {
         const cell = outputCells.nth(column);

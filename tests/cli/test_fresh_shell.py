@@ -35,12 +35,17 @@ def demo(tmp_path_factory) -> tuple[Path, Path, list[str]]:
     env.update(
         HOME=str(home), PATH=f"{ROOT / 'node_modules' / '.bin'}:{Path(sys.executable).parent}:{MINIMAL_PATH}",
         PROMPTFOO_PYTHON=sys.executable, PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1",
-        REPEAT="1", JOBS="1", PASSHAT_TASKS="py-median", OUT=str(results),
+        REPEAT="1", JOBS="1", PASSHAT_TASKS="py-median", OUT=str(results), PROGRESS="1",
     )  # fmt: skip
     done = subprocess.run([str(ROOT / "scripts" / "demo.sh")], env=env, capture_output=True, text=True, timeout=600,
                           check=False)  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     lines = done.stdout.splitlines()
+    # It was silent for the whole eval (six minutes at the default size): now how long first, then progress.
+    assert "demo: 1 trials (1 tasks x --repeat 1, 1 at a time), each the real CLI in a sandbox, then its graders: " \
+           "about 1 min on 2 idle CPUs; progress every 1s" in lines  # fmt: skip
+    assert any(line.startswith("demo: 0/1 trials in ") for line in lines), done.stdout[-2000:]
+    assert any(line.startswith("demo: promptfoo eval --repeat 1 done in ") for line in lines)
     assert HEADER in "\n".join(lines), done.stdout[-2000:]
     start = next(i for i, line in enumerate(lines) if line.startswith(HEADER)) + 1
     commands = [line.strip() for line in lines[start:] if line.startswith("  ")]

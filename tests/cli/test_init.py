@@ -15,6 +15,7 @@ import yaml
 from conftest import ROOT, TASKS
 
 from passhat.cli import init, main
+from passhat.extension import DERIVED_METRICS
 
 WRITTEN = ["promptfooconfig.yaml", "passhat_promptfoo.py", "package.json", "tasks/README.md"]
 FAKE = {"PASSHAT_FAKE_MODEL_URL": f"http://passhat:{'0' * 64}@127.0.0.1:9"}
@@ -40,18 +41,39 @@ def test_init_writes_the_files_and_prints_the_next_commands(repo, monkeypatch, c
     monkeypatch.chdir(repo)
     assert main(["init"]) == 0
     out = capsys.readouterr().out
-    assert sorted(tree(repo)) == sorted([*WRITTEN, ".gitignore"])
-    assert (repo / ".gitignore").read_text() == "# passhat\n.passhat/\nnode_modules/\n"
+    assert sorted(tree(repo)) == sorted([*WRITTEN, ".gitignore", ".env"])
+    assert (repo / ".gitignore").read_text() == "# passhat\n.passhat/\nnode_modules/\nresults.json\n"
     config = yaml.safe_load((repo / "promptfooconfig.yaml").read_text())
     assert config["providers"][0]["id"] == "file://passhat_promptfoo.py"
     assert config["tests"] == "file://passhat_promptfoo.py:generate_tests"
-    next_lines = out.split("Next:\n")[1].splitlines()[:3]
+    # promptfoo eval ends with passhat's verdict (afterAll), and the viewer sums afterEach's figures
+    assert config["extensions"] == ["file://passhat_promptfoo.py:afterAll", "file://passhat_promptfoo.py:afterEach"]
+    assert [(m["name"], m["value"]) for m in config["derivedMetrics"]] == list(DERIVED_METRICS)
+    assert config["commandLineOptions"] == {"table": False}
+    next_lines = out.split("Next:\n")[1].splitlines()[:4]
     assert [line.split("  #")[0].strip() for line in next_lines] == [
         "npm install",
         "passhat task from-commit . COMMIT --id ID",
-        "npx promptfoo eval --repeat 10 -o results.json && passhat report results.json",
+        "npx promptfoo eval --repeat 10 -o results.json",
+        "passhat report results.json --format html -o report.html",
     ]
+    assert "&&" not in out  # `eval && report` skipped the report exactly when a trial failed (exit 100)
+    assert max(len(line) for line in out.splitlines()) <= 120
     assert "export PASSHAT_FAKE_MODEL_URL=$(cat .passhat/model.url)" in out
+
+
+def test_the_env_file_turns_telemetry_off_and_a_failed_trial_into_exit_0(repo, capsys):
+    """promptfoo loads .env from its folder: no telemetry (nor its "telemetry.shutdown() timed out"), no update
+    check, and exit 0 when trials failed, so a command after the eval runs; the gates decide a build."""
+    (repo / ".env").write_text("ANTHROPIC_BASE_URL=http://example.invalid\nPROMPTFOO_DISABLE_UPDATE=0")
+    assert main(["init", str(repo)]) == 0
+    text = (repo / ".env").read_text()
+    assert text.startswith("ANTHROPIC_BASE_URL=http://example.invalid\nPROMPTFOO_DISABLE_UPDATE=0\n")  # kept
+    values = dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
+    assert values == {"ANTHROPIC_BASE_URL": "http://example.invalid", "PROMPTFOO_DISABLE_UPDATE": "0",
+                      "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_FAILED_TEST_EXIT_CODE": "0"}  # fmt: skip
+    assert ".env (+ PROMPTFOO_DISABLE_TELEMETRY PROMPTFOO_FAILED_TEST_EXIT_CODE)" in capsys.readouterr().out
+    assert max(len(line) for line in text.splitlines()) <= 120
 
 
 def test_package_json_pins_the_promptfoo_and_node_passhat_runs_with():
@@ -77,11 +99,31 @@ def test_the_written_entry_file_is_what_promptfoo_calls(repo, monkeypatch, capsy
 
 def test_passhat_validate_accepts_what_init_wrote(repo, monkeypatch, capsys, fake_model):
     assert main(["init", str(repo)]) == 0
+    shutil.copytree(TASKS / "py-median", repo / "tasks" / "py-median")
     capsys.readouterr()
     monkeypatch.setenv("PASSHAT_FAKE_MODEL_URL", fake_model.url)  # validate probes it
     assert main(["validate", str(repo / "promptfooconfig.yaml")]) == 0
     out = capsys.readouterr().out
     assert "provider claude-code: config ok" in out and "ok: ready to run" in out
+    assert f"1 task(s) in {repo / 'tasks'}: py-median" in out  # the tasks the entry file's generator loads
+    assert "extension file://passhat_promptfoo.py:afterAll: promptfoo eval ends with passhat's verdict" in out
+
+
+def test_validate_in_an_init_ed_repository_checks_its_tasks(repo, monkeypatch, capsys):
+    """It said "ok: ready to run" for a task without `prompt:`: it only looked for tasks/promptfoo_tests.py."""
+    assert main(["init", str(repo)]) == 0
+    task = repo / "tasks" / "py-median"
+    shutil.copytree(TASKS / "py-median", task)
+    spec = yaml.safe_load((task / "task.yaml").read_text())
+    del spec["prompt"]
+    (task / "task.yaml").write_text(yaml.safe_dump(spec))
+    capsys.readouterr()
+    for name, value in FAKE.items():
+        monkeypatch.setenv(name, value)
+    assert main(["validate", str(repo / "promptfooconfig.yaml")]) == 2
+    out, err = capsys.readouterr()
+    assert "ok: ready to run" not in out
+    assert err.count("\n") == 1 and str(task / "task.yaml") in err and "prompt" in err, err
 
 
 @pytest.mark.parametrize("existing", [*WRITTEN, "tasks"], ids=lambda name: name)
@@ -109,8 +151,9 @@ def test_every_existing_file_is_named_at_once(repo, capsys):
 def test_a_gitignore_that_is_not_a_file_stops_init_before_it_writes_anything(repo, capsys):
     (repo / ".gitignore").mkdir()
     assert main(["init", str(repo)]) == 2
-    assert f"init: {repo / '.gitignore'}: not a regular file; init adds .passhat/, node_modules/ to it" in (
-        capsys.readouterr().err
+    assert (
+        f"init: {repo / '.gitignore'}: not a regular file; init adds .passhat/, node_modules/, results.json to it"
+        in (capsys.readouterr().err)
     )
     assert tree(repo) == {}
 
@@ -124,8 +167,10 @@ def test_no_such_folder(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("before", "after"),
     [
-        pytest.param("build/\nnode_modules", "build/\nnode_modules\n# passhat\n.passhat/\n", id="no-final-newline"),
-        pytest.param(".passhat\nnode_modules/\n", None, id="has-both"),
+        pytest.param(
+            "build/\nnode_modules", "build/\nnode_modules\n# passhat\n.passhat/\nresults.json\n", id="no-final-newline"
+        ),
+        pytest.param(".passhat\nnode_modules/\nresults.json\n", None, id="has-all"),
     ],
 )
 def test_gitignore_gains_only_the_lines_it_lacks(repo, capsys, before, after):

@@ -69,6 +69,9 @@ CASES = [
     ("drift", "work", ["drift", "results.json"], 0, [], [".passhat/history.db"]),
     ("regrade", "work", ["regrade", "errors.json", "-o", "regraded.json"], 0,
      ["from {work}/errors.json into {work}/regraded.json", "2 kept as they were"], ["regraded.json"]),
+    # no -o: beside the input (it was required: `passhat regrade results.json` stopped with a usage error)
+    ("regrade, default output", "work", ["regrade", "errors.json"], 0,
+     ["from {work}/errors.json into {work}/errors.regraded.json"], ["errors.regraded.json"]),
     ("judge-noise", "work", ["judge-noise", "results.json"], 0, ["no row was graded by a rubric"], []),
     ("calibrate", "work", ["calibrate", "labels.csv"], 0, ["calibration: 3 trial(s)"], []),
 ]  # fmt: skip
@@ -100,7 +103,8 @@ def test_fake_model_default_tasks_dir_and_port_file_from_another_cwd(project):
     finally:
         server.terminate()
         _, err = server.communicate(timeout=30)
-    assert f"tasks {work / 'tasks'})" in err, err
+    assert f"  tasks: {work / 'tasks'}\n" in err, err
+    assert max(len(line) for line in err.splitlines()[:2]) <= 120  # the start line was 162 columns
 
 
 def test_a_relative_state_dir_works_in_process(tmp_path, monkeypatch, capsys):

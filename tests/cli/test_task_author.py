@@ -407,10 +407,14 @@ Signed-off-by: Dev <dev@localhost>
 
 @pytest.fixture(scope="module")
 def inflection(tmp_path_factory) -> Path:
+    return inflection_history(tmp_path_factory.mktemp("inflection") / "inflection")
+
+
+def inflection_history(folder: Path) -> Path:
     """The issue's history: 1 = the sdist of inflection 0.5.1 (the shipped task's repo/ with its injected bug
     undone), 2 = a bug injected (and the test rows that would catch it dropped), 3 = the fix and a regression
-    test."""
-    repo = new_repo(tmp_path_factory.mktemp("inflection") / "inflection")
+    test. (scripts/readme_samples.py runs the README's worked example in it too.)"""
+    repo = new_repo(folder)
     shutil.copytree(TASKS / "inflection-titleize" / "repo", repo, dirs_exist_ok=True)
     solution = str(TASKS / "inflection-titleize" / "solution.patch")
     git(repo, "apply", solution)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
+import venv
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -89,6 +91,16 @@ FAILS = [
      ["provider 'cc'", "refused the credential (HTTP 403: the token was not made for", "`--secret-file`"]),
     ("real-claude-credential-refused", f"providers:\n{PASSHAT}", {**REAL, "ANTHROPIC_BASE_URL": "http://{live}"},
      ["provider 'cc'", "refused the credential (HTTP 403", "renew the credential in $ANTHROPIC_API_KEY"]),
+    # `timeout: 300` meant as passhat's deadline: promptfoo's per-call limit, 0.3 s, passed silently before
+    ("promptfoo-timeout-for-timeout-s", f"providers:\n{PASSHAT}    config: {{timeout: 300}}\n", FAKE,
+     ["provider 'cc'", "'timeout': 300: promptfoo's per-call limit in milliseconds, which cannot stop a trial",
+      "rename it to timeout_s, or give at least 600000"]),
+    ("unknown-provider-key", f"providers:\n{PASSHAT}    config: {{max_turn: 3}}\n", FAKE,
+     ["provider 'cc'", "'max_turn': 3: unknown field", "max_turns"]),
+    ("extension-file-typo", f"providers:\n{PASSHAT}extensions: ['file://providers/claude-code.py:afterAll']\n", FAKE,
+     ["key 'extensions[0]'", "no such file", "promptfoo would fail after the last trial"]),
+    ("report-setting-without-format", f"providers:\n{PASSHAT}metadata: {{passhat: {{report: report.pdf}}}}\n", FAKE,
+     ["metadata.passhat.report: report.pdf has no report format", ".html, .md, .json, .csv or .txt"]),
 ]  # fmt: skip
 
 
@@ -170,3 +182,19 @@ def test_real_claude_without_the_probe(project, monkeypatch, capsys):
     code, out, err = run(project, monkeypatch, capsys, f"providers:\n{PASSHAT}", REAL, "--no-probe")
     assert code == 0, out + err
     assert "model: real Claude (PASSHAT_REAL_CLAUDE=1" in out and "provider cc: endpoint not probed (--no-probe)" in out
+
+
+def test_the_python_promptfoo_runs_must_import_passhat(project, monkeypatch, capsys, tmp_path):
+    """It said "ok: ready to run" with the venv not active: promptfoo then ran a python3 without passhat, and every
+    trial failed with a ModuleNotFoundError after it had started."""
+    venv.create(tmp_path / "bare", with_pip=False)  # a real Python, without passhat
+    bare = tmp_path / "bare" / "bin" / "python"
+    monkeypatch.setenv("PROMPTFOO_PYTHON", str(bare))
+    code, out, err = run(project, monkeypatch, capsys, f"providers:\n{PASSHAT}", FAKE)
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1, err
+    assert f"promptfoo will run {bare} (PROMPTFOO_PYTHON), which cannot import passhat (ModuleNotFoundError" in err
+    assert f"export PROMPTFOO_PYTHON={sys.executable}" in err
+    monkeypatch.setenv("PROMPTFOO_PYTHON", sys.executable)
+    code, out, _ = run(project, monkeypatch, capsys, f"providers:\n{PASSHAT}", FAKE)
+    assert code == 0 and f"promptfoo's Python: {sys.executable} (PROMPTFOO_PYTHON) imports passhat" in out

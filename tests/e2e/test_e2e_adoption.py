@@ -1,23 +1,36 @@
-"""A team adopts passhat in its own repository, with nothing copied from this one: build passhat's wheel from
-this checkout, install it into a fresh venv, `passhat init` in a git repository with a real history,
-`passhat task from-commit` on the commit that fixed a bug, `promptfoo eval --repeat 3` against the scripted
-model (oracle), `passhat report`: 3/3.
+"""A team adopts passhat in its own repository, with nothing copied from this one, by following the README.
 
-No network: the wheel is built with this venv's setuptools (--no-build-isolation) and installed --no-deps; its
-dependencies come from this repo's .venv through a .pth file, which Python reads AFTER the new venv's own
-site-packages — so `passhat` is the installed wheel's (checked), the dependencies this venv's. The editable
-install's own .pth in .venv (pointing at src/) is not read: a path added by a .pth is not scanned for more."""
+`test_the_readme_adoption_section_ends_with_the_verdict` runs the README's adoption block — the lines read from
+README.md, not copied here — as a bash script in a git repository with a real history: `pip install` of passhat's
+wheel built from this checkout (and pytest), `passhat init`, `passhat task from-commit` on the commit that fixed a
+bug, the scripted model, `npx promptfoo eval --repeat 10`. It ends with the verdict that `promptfoo eval` itself
+printed (passhat's afterAll hook), no `passhat report` run. The only changes to the lines: the wheel for
+`/path/to/passhat`, the repository for `your-repo`, HEAD for `COMMIT`; this checkout's node_modules linked for
+`npm install` (the same pins: checked); "in another terminal" run in the background until its URL file is there.
+
+`test_what_init_prints_and_the_ci_recipe_run_on_when_a_trial_fails` then makes every trial fail (the provider
+asks the scripted model for `noop`) and runs the commands `passhat init` printed, and the README's CI recipe step by
+step as GitHub Actions would (`bash -e`, each step's env): the report and the gates run after the failing eval.
+
+No network: the wheel is built with this venv's setuptools (--no-build-isolation) and pip runs with
+PIP_NO_INDEX; the dependencies come from this repo's .venv through a .pth file, which Python reads AFTER the new
+venv's own site-packages, pointing at a folder of links to every distribution there but passhat itself — so
+`pip install` finds them installed and installs passhat from the wheel (checked). A path added by a .pth is not
+scanned for more .pth files, so the editable install's own never applies."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
 import sysconfig
 import time
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -25,7 +38,7 @@ import yaml
 from conftest import ROOT
 
 pytestmark = pytest.mark.e2e
-REPEAT = 3
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 # The team's package, commit by commit: (message, files written). Commit 3 brings a bug in, commit 4 fixes it
 # and adds the regression test.
@@ -110,15 +123,20 @@ def wheel_venv(tmp_path_factory) -> tuple[Path, Path]:
     assert built.returncode == 0, built.stdout + built.stderr
     [wheel] = (work / "dist").glob("passhat-*.whl")
     venv = work / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    installed = _run([*pip, "--python", venv / "bin" / "python", "install", "--no-deps", "--no-index", wheel], work)
-    assert installed.returncode == 0, installed.stdout + installed.stderr
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)  # with pip (ensurepip: offline)
+    ours = Path(sysconfig.get_paths()["purelib"])
+    farm = work / "dependencies"  # every distribution of this venv but passhat, which the wheel brings
+    farm.mkdir()
+    for entry in ours.iterdir():
+        if not entry.name.lower().startswith(("passhat", "__editable__", "_passhat")) and entry.suffix != ".pth":
+            (farm / entry.name).symlink_to(entry)
     [site] = (venv / "lib").glob("python3*/site-packages")
-    (site / "zz_passhat_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    (site / "zz_passhat_dependencies.pth").write_text(f"{farm}\n")
     return wheel, venv
 
 
-def test_the_wheel_carries_what_a_user_needs(wheel_venv, tmp_path):
+def test_the_wheel_carries_what_a_user_needs(adopted, wheel_venv, tmp_path):
+    """What the README's `pip install` put in the team's venv: the wheel's passhat, not this checkout's."""
     wheel, venv = wheel_venv
     names = zipfile.ZipFile(wheel).namelist()
     for data in ("schemas/task.schema.json", "schemas/rubric.schema.json", "promptfoo.py", "cli/init.py",
@@ -157,69 +175,164 @@ def _team_repository(folder: Path) -> Path:
     return folder
 
 
-def _wait_for(file: Path, server: subprocess.Popen, log: Path) -> str:
-    for _ in range(300):
-        if file.is_file() and file.read_text().strip():
-            return file.read_text().strip()
-        if server.poll() is not None:
-            pytest.fail(f"passhat fake-model exited: {log.read_text()}")
-        time.sleep(0.05)
-    pytest.fail(f"passhat fake-model wrote no {file} in 15 s: {log.read_text()}")
+README_BLOCK = re.compile(r"^<!-- adoption:.*?-->\n```sh\n(.*?)^```$", re.M | re.S)
+CI_BLOCK = re.compile(r"^<!-- ci-recipe:.*?-->\n```yaml\n(.*?)^```$", re.M | re.S)
 
 
-def test_a_team_adopts_passhat_in_its_own_repository(wheel_venv, tmp_path):
-    _, venv = wheel_venv
-    repo = _team_repository(tmp_path / "tinystats")
+def readme_block(pattern: re.Pattern[str]) -> str:
+    [block] = pattern.findall((ROOT / "README.md").read_text(encoding="utf-8"))
+    return block
+
+
+@dataclass(frozen=True)
+class Adopted:
+    repo: Path
+    env: dict[str, str]
+    steps: dict[str, subprocess.CompletedProcess]  # each README line -> what it printed (in one bash session)
+
+
+def _script(lines: list[str], wheel: Path, repo: Path) -> str:
+    """The README's lines as one bash script, each announced by a marker line so its output can be told apart."""
+    out = ["set -euo pipefail", "cleanup=:", "trap 'eval \"$cleanup\"' EXIT"]
+    for index, line in enumerate(lines):
+        command = line.replace("/path/to/passhat", shlex.quote(str(wheel))).replace("your-repo", shlex.quote(str(repo)))
+        command = re.sub(r"\bCOMMIT\b", "HEAD", command)
+        out.append(f"echo '@@@ {index}'")
+        if shlex.split(line, comments=True) == ["npm", "install"]:  # no network: this checkout's install, same pins
+            out.append(f"ln -s {shlex.quote(str(ROOT / 'node_modules'))} node_modules")
+        elif "in another terminal" in line:  # started in the background; the next line reads the file it writes
+            url_file = shlex.split(line, comments=True)[shlex.split(line, comments=True).index("--url-file") + 1]
+            out += [f"{command.split('#')[0].strip()} > fake-model.log 2>&1 &",
+                    'cleanup="kill $! 2>/dev/null || true"',
+                    f"for _ in $(seq 300); do [[ -s {url_file} ]] && break; sleep 0.1; done"]  # fmt: skip
+        else:
+            out.append(command)
+    return "\n".join(out) + "\n"
+
+
+@pytest.fixture(scope="module")
+def adopted(wheel_venv, tmp_path_factory) -> Adopted:
+    """The README's adoption block, run as written (see the module docstring for the three stand-ins)."""
+    wheel, venv = wheel_venv
+    work = tmp_path_factory.mktemp("team")
+    repo = _team_repository(work / "tinystats")
+    lines = [line for line in readme_block(README_BLOCK).splitlines() if line.strip()]
     dev_bin = str(Path(sys.executable).parent)  # this checkout's .venv/bin: not on the team's PATH
-    path = [str(venv / "bin"), str(ROOT / "node_modules" / ".bin")]
-    path += [p for p in os.environ["PATH"].split(os.pathsep) if p not in (dev_bin, *path)]
+    path = [str(venv / "bin")] + [p for p in os.environ["PATH"].split(os.pathsep) if p not in (dev_bin,)]
     env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("PASSHAT_", "PROMPTFOO_"))},
-        "PATH": os.pathsep.join(path),  # as after `. venv/bin/activate`: promptfoo finds this python3 first
-        "PROMPTFOO_CONFIG_DIR": str(tmp_path / "promptfoo-home"),
-        "PROMPTFOO_DISABLE_TELEMETRY": "1",
-        "PROMPTFOO_DISABLE_UPDATE": "1",
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PASSHAT_", "PROMPTFOO_", "PIP_", "VIRTUAL_ENV"))},
+        "PATH": os.pathsep.join(path),  # as after `. venv/bin/activate`: pip, passhat, python3 of the team's venv
+        "VIRTUAL_ENV": str(venv),
+        "PIP_NO_INDEX": "1",  # no network: every requirement is installed already, but passhat (from the wheel)
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "PROMPTFOO_CONFIG_DIR": str(work / "promptfoo-home"),  # telemetry: off by the .env init writes
     }
-    passhat = venv / "bin" / "passhat"
-    assert shutil.which("passhat", path=env["PATH"]) == str(passhat)
+    script = work / "adoption.sh"
+    script.write_text(_script(lines, wheel, repo))
+    done = subprocess.run(["bash", str(script)], cwd=work, env=env, capture_output=True, text=True, timeout=1500)
+    parts = re.split(r"^@@@ (\d+)\n", done.stdout, flags=re.M)
+    printed = {lines[int(index)]: text for index, text in zip(parts[1::2], parts[2::2], strict=True)}
+    assert done.returncode == 0 and len(printed) == len(lines), (done.stdout[-4000:], done.stderr[-4000:])
+    steps = {line: subprocess.CompletedProcess(line, 0, printed[line], "") for line in lines}
+    return Adopted(repo, env, steps)
 
-    init = _run([passhat, "init"], repo, env)
-    assert init.returncode == 0, init.stderr
-    assert "npx promptfoo eval --repeat 10 -o results.json && passhat report results.json" in init.stdout
-    assert "PROMPTFOO_PYTHON" not in init.stdout  # the python3 promptfoo finds is the one passhat is in
+
+def _step(adopted: Adopted, starts: str) -> str:
+    [line] = [line for line in adopted.steps if line.startswith(starts)]
+    return adopted.steps[line].stdout
+
+
+def test_the_readme_adoption_section_ends_with_the_verdict(adopted):
+    repo = adopted.repo
     pins = json.loads((repo / "package.json").read_text())["dependencies"]
     ours = json.loads((ROOT / "package.json").read_text())["dependencies"]
     assert pins == {"node": ours["node"], "promptfoo": ours["promptfoo"]}  # so `npm install` there = our node_modules
-
-    made = _run([passhat, "task", "from-commit", ".", "HEAD", "--id", "fix-median"], repo, env, timeout=600)
-    assert made.returncode == 0, made.stdout[-3000:] + made.stderr[-3000:]
-    [tests] = [g for g in yaml.safe_load((repo / "tasks/fix-median/task.yaml").read_text())["graders"]
+    assert "PROMPTFOO_PYTHON" not in _step(adopted, "cd your-repo")  # the python3 promptfoo finds has passhat
+    [tests] = [g for g in yaml.safe_load((repo / "tasks/fix-something/task.yaml").read_text())["graders"]
                if g["type"] == "tests"]  # fmt: skip
     assert tests["fail_to_pass"] == ["tests.test_stats::test_median_even"]
-    assert sorted(tests["pass_to_pass"]) == [
-        f"tests.test_stats::test_{name}" for name in ("mean", "median_odd", "variance")
-    ]
+    assert sorted(tests["pass_to_pass"]) == [f"tests.test_stats::test_{n}" for n in ("mean", "median_odd", "variance")]
 
-    log = tmp_path / "fake-model.log"
-    with open(log, "w") as out:  # the rehearsal init printed: the scripted model, here replaying the fix (oracle)
-        server = subprocess.Popen([passhat, "fake-model", "--url-file", ".passhat/model.url"], cwd=repo, env=env,
-                                  stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
-    try:
-        env["PASSHAT_FAKE_MODEL_URL"] = _wait_for(repo / ".passhat" / "model.url", server, log)
-        promptfoo = ROOT / "node_modules" / ".bin" / "promptfoo"  # what `npm install` puts in the team's repo
-        evaluated = _run([promptfoo, "eval", "--repeat", REPEAT, "--no-cache", "--no-progress-bar", "-o",
-                          "results.json"], repo, env, timeout=900)  # fmt: skip
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-    assert evaluated.returncode == 0, evaluated.stdout[-3000:] + evaluated.stderr[-3000:]
     rows = json.loads((repo / "results.json").read_text())["results"]["results"]
     components = [c for row in rows for c in row["gradingResult"]["componentResults"]]
     graded_by = {c["assertion"]["value"] for c in components if "value" in c["assertion"]}
     assert graded_by == {f"file://{repo / 'passhat_promptfoo.py'}:get_assert_graders"}  # the entry file init wrote
-    assert {"tests", "health"} <= {c["assertion"].get("metric") for c in components}  # one component per grader
 
-    report = _run([passhat, "report", "results.json", "--format", "json", "--k", "1,3"], repo, env)
-    assert report.returncode == 0, report.stderr
-    [task] = json.loads(report.stdout)["tasks"]
-    assert (task["task"], task["n"], task["passes"], task["errors"]) == ("fix-median", REPEAT, REPEAT, 0)
+    # The last line of the block is `npx promptfoo eval`: what it printed ends with passhat's verdict.
+    last = list(adopted.steps)[-1]
+    assert last.startswith("npx promptfoo eval") and "passhat report" not in last
+    printed = ANSI.sub("", adopted.steps[last].stdout)
+    assert "telemetry.shutdown() timed out" not in printed  # init's .env turned telemetry off
+    verdict = printed[printed.index("passhat report of promptfoo eval ") :]
+    assert "Safe for 10 unattended runs in a row?" in verdict
+    said = " ".join(verdict.split())
+    # oracle: the scripted model replays the fix, 10 of 10 pass; 10/10 is too few to call pass^10 >= 0.9 safe
+    assert "fix-something: not enough trials to say: pass^10 ≈ (10/10)^10 = 1.000 (95% CI 0.039-1.000)" in said
+    [row] = [line.split() for line in verdict.splitlines() if line.startswith("fix-something ")]
+    assert row[:5] == ["fix-something", "10", "10", "0", "1.000"]  # task, n, passes, errors, pass@1
+    # ... and it is what `passhat report` says of the file promptfoo wrote after it (the rows are the same)
+    report = _run([adopted.env["VIRTUAL_ENV"] + "/bin/passhat", "report", "results.json"], repo, adopted.env)
+    assert verdict.split("\n\n", 1)[1].startswith(report.stdout.split("\n\n", 1)[1].split("\n\n", 1)[0])
+
+
+def _noop(repo: Path) -> None:
+    """Every trial fails: the provider asks the scripted model for noop (an answer that changes no file)."""
+    config = yaml.safe_load((repo / "promptfooconfig.yaml").read_text())
+    config["providers"][0]["config"]["fake_script"] = "noop"
+    (repo / "promptfooconfig.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def test_what_init_prints_and_the_ci_recipe_run_on_when_a_trial_fails(adopted, tmp_path):
+    """`npx promptfoo eval ... && passhat report ...` never printed the report when a trial failed (promptfoo exits
+    100): the commands `passhat init` prints, and the CI recipe, go on to the report and the gates."""
+    repo, env = adopted.repo, dict(adopted.env)
+    _noop(repo)
+    server = subprocess.Popen([Path(env["VIRTUAL_ENV"]) / "bin" / "passhat", "fake-model", "--url-file",
+                               ".passhat/noop.url"], cwd=repo, env=env, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        env["PASSHAT_FAKE_MODEL_URL"] = _wait_for(repo / ".passhat" / "noop.url", server)
+        init = _step(adopted, "cd your-repo")
+        printed = [line.split("  #")[0].strip() for line in init.split("Next:\n")[1].splitlines()[:4]]
+        assert printed[2:] == ["npx promptfoo eval --repeat 10 -o results.json",
+                               "passhat report results.json --format html -o report.html"]  # fmt: skip
+        evaluated = subprocess.run(["bash", "-ec", printed[2]], cwd=repo, env=env, capture_output=True, text=True,
+                                   timeout=900)  # fmt: skip
+        assert evaluated.returncode == 0, evaluated.stdout[-3000:]  # init's .env: a failed trial is not exit 100
+        said = " ".join(ANSI.sub("", evaluated.stdout).split())
+        assert "fix-something: not safe: pass^10 ≈ (0/10)^10 = 0.000" in said and "✗ 10 failed" in said
+        reported = subprocess.run(["bash", "-ec", printed[3]], cwd=repo, env=env, capture_output=True, text=True)
+        assert reported.returncode == 0 and (repo / "report.html").read_text().startswith("<!doctype html>")
+
+        # The CI recipe, step by step as GitHub Actions runs them: `bash -e`, the step's env; without init's .env.
+        (repo / ".env").rename(repo / "env.kept")
+        summary = tmp_path / "summary.md"
+        codes = []
+        for step in yaml.safe_load(readme_block(CI_BLOCK)):
+            step_env = {
+                **env,
+                "GITHUB_STEP_SUMMARY": str(summary),
+                **{k: str(v) for k, v in step.get("env", {}).items()},
+            }
+            done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=repo, env=step_env, capture_output=True,
+                                  text=True, timeout=900)  # fmt: skip
+            codes.append(done.returncode)
+            if done.returncode:
+                break  # as GitHub stops a job at a failed step
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    # The eval step passes although every trial failed; the gate step ran, wrote the summary, and failed the job
+    # on its gates (exit 1), not on promptfoo's exit status.
+    assert codes == [0, 1], codes
+    md = summary.read_text()
+    assert md.startswith("## passhat report") and "**FAILS**: `pass^7>=0.9`" in md
+
+
+def _wait_for(file: Path, server: subprocess.Popen) -> str:
+    for _ in range(300):
+        if file.is_file() and file.read_text().strip():
+            return file.read_text().strip()
+        if server.poll() is not None:
+            pytest.fail("passhat fake-model exited")
+        time.sleep(0.05)
+    pytest.fail(f"passhat fake-model wrote no {file} in 15 s")

@@ -1,14 +1,17 @@
 """What a user sees in `promptfoo view` after a passhat eval, read in headless Chromium.
 
-A real `promptfoo eval` (one task, two scripted providers, --repeat 2) lands in a fresh promptfoo DB; `promptfoo
-view` serves it on 127.0.0.1; tests/browser/promptfoo_view.mjs opens the eval page, reads the metric pills and,
-from each result's details drawer, the Metadata and Evaluation tabs. Everything shown is checked against the
-same eval's results.json: per trial the task id, repeat, cost, turns, health and artifact paths, and the
-graders' named scores.
+A real `promptfoo eval` (one task, two scripted providers: oracle, and flaky at 0.5 — --repeat 10, so that pass^10
+is defined) with passhat's extension hooks lands in a fresh promptfoo DB; `promptfoo view` serves it on 127.0.0.1;
+tests/browser/promptfoo_view.mjs opens the eval page, reads the metric pills (passhat's derived metrics among
+them) and, from the details drawer of the first rows' results, the Metadata and Evaluation tabs. Everything shown
+is checked against the same eval's results.json and `passhat report` of it: per trial the task id, repeat, cost,
+turns, health and artifact paths, and the graders' named scores; per column the suite's pass^10 and the tasks
+per verdict, as the report has them. Screenshots of the page stay in the test's folder.
 
-promptfoo 0.123.1 shows named scores as "metric pills" (in each output column's header: mean and sum/count;
-in each result cell: the score), not as separate table columns, and metadata as a Key/Value table in the
-drawer's Metadata tab, values longer than 300 characters cut with "..." until clicked.
+promptfoo 0.123.1 shows named scores as "metric pills" (in each output column's header: mean and sum/count, or
+the value alone for a derived metric; in each result cell: the score), not as separate table columns, and
+metadata as a Key/Value table in the drawer's Metadata tab, values longer than 300 characters cut with "..."
+until clicked. It never groups a task's repeats (promptfoo issue #428).
 """
 
 from __future__ import annotations
@@ -26,10 +29,14 @@ import yaml
 from browser_helpers import NODE_BIN, promptfoo_view, run_browser_script
 from conftest import ROOT, TASKS
 
+from passhat.extension import DERIVED_METRICS, VIEWER_K
+from passhat.results import VIEWER_PREFIX
+
 pytestmark = pytest.mark.e2e
 TASK = "py-rename-var"  # Python, and a grader of each deterministic type passhat ships
-REPEAT = 2
-SCRIPTS = {"oracle": "oracle", "noop": "noop"}  # provider label → scripted model: scores differ per column
+REPEAT = 10  # pass^10, the viewer's figure, is defined from 10 trials of a task on
+READ_ROWS = 2  # rows whose details drawers are read (each costs a second or two); all header pills are read
+SCRIPTS = {"oracle": "oracle", "flaky": "flaky:0.5"}  # provider label → scripted model: figures differ per column
 SHOWN = ("task_id", "repeat_index", "cost_usd", "num_turns", "status", "patch_path", "transcript_path")
 # A grader's named score is its `name`, else its type (passhat.tasks._suite); the integrity scan joins every task
 # with a tests grader (passhat.graders._settings.graders_of), and every trial has the named score `gamed` (0 here).
@@ -43,6 +50,7 @@ class Viewed:
     seen: dict  # what tests/browser/promptfoo_view.mjs read off the page
     listening: set[str]  # local addresses of the viewer's listening sockets
     shots: Path  # the page's screenshots, for a failed assertion
+    report: dict  # `passhat report --format json` of the eval
 
     def rows(self) -> dict[tuple[str, int], dict]:
         """results.json rows by (provider label, repeat index)."""
@@ -50,6 +58,11 @@ class Viewed:
             (r["provider"]["label"], r["response"]["metadata"]["repeat_index"]): r
             for r in self.results["results"]["results"]
         }
+
+    def read_rows(self) -> dict[tuple[str, int], dict]:
+        """The results.json rows of the cells whose details were read."""
+        cells = self.cells()
+        return {key: row for key, row in self.rows().items() if key in cells}
 
     def cells(self) -> dict[tuple[str, int], dict]:
         """Result cells read off the page, by (provider label from the drawer's title, repeat from its metadata)."""
@@ -94,10 +107,13 @@ def viewed(tmp_path_factory):
         }
         for label, script in SCRIPTS.items()
     ]
+    hooks = f"file://{ROOT}/providers/claude_code.py"
     config = {
         "prompts": ["{{prompt}}"],
         "providers": providers,
         "tests": f"file://{ROOT}/tasks/promptfoo_tests.py:generate_tests",
+        "extensions": [f"{hooks}:afterAll", f"{hooks}:afterEach"],  # as the example config and `passhat init`
+        "derivedMetrics": [{"name": name, "value": value} for name, value in DERIVED_METRICS],
     }
     (work / "promptfooconfig.yaml").write_text(yaml.safe_dump(config))
     server = start_in_thread(TASKS, "noop")
@@ -135,18 +151,21 @@ def viewed(tmp_path_factory):
         )
     finally:
         server.stop()
-    assert proc.returncode in (0, 100), proc.stdout[-3000:] + proc.stderr[-3000:]  # 100: the noop trials fail
+    assert proc.returncode in (0, 100), proc.stdout[-3000:] + proc.stderr[-3000:]  # 100: flaky trials fail
     results = json.loads((work / "results.json").read_text())
     rows = results["results"]["results"]
     assert len(rows) == REPEAT * len(SCRIPTS) and not [r for r in rows if r["failureReason"] == 2]
+    report = subprocess.run([sys.executable, "-m", "passhat", "report", "results.json", "--format", "json"],
+                            cwd=work, capture_output=True, text=True, check=True)  # fmt: skip
 
     shots = work / "screenshots"
     with promptfoo_view(home, work / "view.log") as base:
         listening = listening_addresses(int(base.rsplit(":", 1)[1]))
         seen = run_browser_script(
-            "promptfoo_view", base, results["evalId"], REPEAT, "--screenshots", shots, timeout=300
-        )
-    return Viewed(results, seen, listening, shots)
+            "promptfoo_view", base, results["evalId"], REPEAT, "--screenshots", shots, "--cells", READ_ROWS,
+            timeout=300,
+        )  # fmt: skip
+    return Viewed(results, seen, listening, shots, json.loads(report.stdout))
 
 
 def test_the_viewer_listens_on_loopback_only(viewed):
@@ -154,15 +173,17 @@ def test_the_viewer_listens_on_loopback_only(viewed):
 
 
 def test_each_trial_has_one_result_cell_with_its_own_metadata(viewed):
-    rows, cells, shots = viewed.rows(), viewed.cells(), viewed.shots
-    assert len(viewed.seen["cells"]) == len(rows) == REPEAT * len(SCRIPTS)
+    rows, cells, shots = viewed.read_rows(), viewed.cells(), viewed.shots
+    assert len(viewed.seen["cells"]) == len(rows) == READ_ROWS * len(SCRIPTS)
     assert cells.keys() == rows.keys(), f"screenshots: {shots}"
     for key, row in rows.items():
         meta, shown = row["response"]["metadata"], cells[key]["metadata"]
         for name in SHOWN:
             assert shown.get(name) == as_shown(meta[name]), (key, name, f"screenshots: {shots}")
         assert shown["task_id"] == TASK and shown["repeat_index"] == str(key[1])
-        assert float(shown["cost_usd"]) == row["cost"] > 0 and int(shown["num_turns"]) >= 1
+        # The scripted model's dollars: $0 to promptfoo (its totals), the simulated figure kept in metadata, marked
+        assert row["cost"] == 0 and float(shown["cost_usd"]) > 0 and shown["scripted_model"] == "true"
+        assert int(shown["num_turns"]) >= 1
         assert shown["status"] == "ok"  # health: every scripted run exits cleanly, noop included
         assert Path(shown["patch_path"]).is_file() and Path(shown["transcript_path"]).is_file()
         # Nothing the provider recorded is hidden or altered (promptfoo adds sessionId and the test's tier).
@@ -171,31 +192,71 @@ def test_each_trial_has_one_result_cell_with_its_own_metadata(viewed):
 
 
 def test_named_scores_are_metric_pills_in_each_cell_and_header(viewed):
-    rows, cells, shots = viewed.rows(), viewed.cells(), viewed.shots
+    rows, cells, shots = viewed.read_rows(), viewed.cells(), viewed.shots
     assert {"tests", "files", "diff-scope", "health"} <= GRADERS
     for key, row in rows.items():
-        assert set(row["namedScores"]) == GRADERS | {"gamed"} and row["namedScores"]["gamed"] == 0
-        expected = {name: to_fixed(score) for name, score in row["namedScores"].items()}
+        graded = {name: score for name, score in row["namedScores"].items() if not name.startswith(VIEWER_PREFIX)}
+        assert set(graded) == GRADERS | {"gamed"} and graded["gamed"] == 0
+        expected = {name: to_fixed(score) for name, score in row["namedScores"].items()}  # Δ figures too
         assert cells[key]["metrics"] == expected, (key, f"screenshots: {shots}")
-    assert {rows[("oracle", i)]["namedScores"][name] for i in range(REPEAT) for name in GRADERS} == {1}
-    noop = rows[("noop", 0)]["namedScores"]  # so the two columns' pills differ: nothing renamed
-    assert noop["files"] == 0 and noop["tests"] < 1
+    every = viewed.rows()
+    assert {every[("oracle", i)]["namedScores"][name] for i in range(REPEAT) for name in GRADERS} == {1}
+    failed = [r for (label, _), r in every.items() if label == "flaky" and not r["success"]]
+    assert failed and failed[0]["namedScores"]["files"] == 0  # so the two columns' pills differ: nothing renamed
 
     headers = {provider["label"]: provider["metrics"] for provider in viewed.seen["providers"]}
     assert headers.keys() == set(SCRIPTS)
     for prompt in viewed.results["results"]["prompts"]:
         sums, counts = prompt["metrics"]["namedScores"], prompt["metrics"]["namedScoresCount"]
-        # mean, then sum/count: oracle's tests, 2 trials scoring 1 each: "100.00% (2.00/2.00)"
+        # a grader's: mean, then sum/count: oracle's tests, 10 trials scoring 1 each: "100.00% (10.00/10.00)"; a
+        # derived metric: its value alone; afterEach's Δ: some mean (as a % or not, as promptfoo decides), then
+        # its sum/count: the sum is what the derived metrics show
         expected = {
             name: f"{to_fixed(100 * s / counts[name])}% ({to_fixed(s)}/{to_fixed(counts[name])})"
-            for name, s in sums.items()
+            if name in GRADERS else to_fixed(s)
+            for name, s in sums.items() if not name.startswith(VIEWER_PREFIX)
+        }  # fmt: skip
+        shown = dict(headers[prompt["provider"]])  # a copy: the fixture is shared
+        for name, total in sums.items():
+            if name.startswith(VIEWER_PREFIX):
+                assert f"({to_fixed(total)}/" in shown.pop(name), name
+        assert shown == expected, (prompt["provider"], f"screenshots: {shots}")
+
+
+def test_the_viewer_shows_the_suites_pass_hat_k_and_tasks_per_verdict(viewed):
+    """The header of each column (one provider: its suite) shows what `passhat report` says of that suite: the mean
+    pass^10 over tasks and how many tasks got each verdict, as derived metrics of the Δ figures afterEach adds."""
+    headers = {provider["label"]: provider["metrics"] for provider in viewed.seen["providers"]}
+    suites = {p["provider"]: p for p in viewed.report["suite"]["providers"]}
+    for label in SCRIPTS:
+        tasks = [t for t in viewed.report["tasks"] if t["provider"] == label]
+        verdicts = [t["verdict"]["verdict"] for t in tasks]
+        expected = {
+            f"pass^{VIEWER_K} (suite mean)": suites[label]["mean_pass_hat_k"][str(VIEWER_K)]["mean"],
+            f"tasks safe (k={VIEWER_K})": verdicts.count("safe"),
+            f"tasks not safe (k={VIEWER_K})": verdicts.count("not safe"),
+            f"tasks undecided (k={VIEWER_K})": verdicts.count("not enough trials to say"),
         }
-        assert headers[prompt["provider"]] == expected, (prompt["provider"], f"screenshots: {shots}")
+        shown = {name: headers[label][name] for name in expected}
+        assert shown == {name: to_fixed(value) for name, value in expected.items()}, (label, viewed.shots)
+    # oracle 10/10: pass^10 1, its verdict undecided (10/10 is too few to call pass^10 >= 0.9); flaky below 10/10:
+    # pass^10 0 (C(c,10)/C(10,10) = 0 for c < 10), not safe. So the two columns' figures differ, each the report's.
+    assert headers["oracle"][f"pass^{VIEWER_K} (suite mean)"] == "1.00"
+    assert headers["flaky"][f"pass^{VIEWER_K} (suite mean)"] == "0.00"
+    assert (viewed.shots / "table.png").stat().st_size > 10_000  # the page as a person sees it
+
+
+def test_scripted_runs_cost_nothing_in_promptfoo(viewed):
+    assert {row["cost"] for row in viewed.rows().values()} == {0}
+    for prompt in viewed.results["results"]["prompts"]:
+        assert prompt["metrics"]["cost"] == 0
+    for provider in viewed.seen["providers"]:
+        assert "Cost:" not in provider["text"], provider["text"]  # promptfoo shows no cost for $0
 
 
 def test_the_evaluation_tab_lists_each_grader_with_its_verdict(viewed):
     cells = viewed.cells()
-    for key, row in viewed.rows().items():
+    for key, row in viewed.read_rows().items():
         graded = row["gradingResult"]["componentResults"]
         # the deterministic graders' one assertion has no metric of its own: its line shows none (then its graders)
         expected = [(c["assertion"].get("metric") or "", c["pass"], to_fixed(c["score"])) for c in graded]

@@ -155,6 +155,10 @@ def results(root: Path, eval_id: str, day: int, tasks: dict[str, list[float]], *
 
 
 def drift(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """`passhat drift ARGS`, on the row's score unless ARGS name a --metric: these tests are about the rule for
+    scores (the default metric, pass/fail, has tests of its own in test_drift_pass.py)."""
+    if "--metric" not in args:
+        args = (*args, "--metric", "score")
     code = main(["drift", *args])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
@@ -249,7 +253,8 @@ def test_the_same_eval_twice_is_appended_once(tmp_path: Path, capsys: pytest.Cap
     assert out.startswith(f"Eval eval-base is already in {db} (appended 20")
     assert "; not appended again." in out.splitlines()[0]
     with closing(sqlite3.connect(db_path)) as conn:
-        assert conn.execute("SELECT count(*) FROM scores").fetchone()[0] == 10  # 2 tasks x 5 trials, once
+        # 2 tasks x 5 trials x 2 metrics (pass, score), once
+        assert conn.execute("SELECT count(*) FROM scores").fetchone()[0] == 20
 
 
 def test_metric_and_baseline_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -264,8 +269,8 @@ def test_metric_and_baseline_options(tmp_path: Path, capsys: pytest.CaptureFixtu
     code, _, err = drift(capsys, second, "--db", db, "--metric", "tone")
     assert code == 2
     assert err == (
-        f"passhat: error: {second}: no row has namedScores.tone; names there: judge; pass one of them to --metric, "
-        "or drop --metric to use the row's score\n"
+        f"passhat: error: {second}: no row has namedScores.tone; named scores there: judge; pass one of them to "
+        "--metric, or `--metric pass` (the default: each trial's pass/fail) or `--metric score` (the row's score)\n"
     )
     code, _, err = drift(capsys, second, "--db", db, "--baseline", "e9")
     assert code == 2 and err.startswith(f"passhat: error: --baseline e9: no such eval in {db} (latest: e1, e2)")

@@ -78,11 +78,14 @@ def test_a_results_file_becomes_one_row_per_trial_and_metric(tmp_path: Path) -> 
     got = {(r.trial, r.metric): (r.score, r.passed, r.judge_version, r.model) for r in batch.rows}
     assert got == {
         (0, "namedScores.tests"): (1.0, True, "j1", "claude-x"),
+        (0, "pass"): (1.0, True, "j1", "claude-x"),  # the outcome, 1 / 0: its mean is the pass rate
         (0, "score"): (0.8, True, "j1", "claude-x"),
+        (1, "pass"): (0.0, False, "j1", "claude-x"),
         (1, "namedScores.tests"): (None, False, "j1", "claude-x"),
         (1, "score"): (0.4, False, "j1", "claude-x"),
         # infra error: unscored, not failed, and in its task's series (j1), not a "none" series of its own
         (2, "namedScores.tests"): (None, None, "j1", None),
+        (2, "pass"): (None, None, "j1", None),
         (2, "score"): (None, None, "j1", None),
     }
 
@@ -138,7 +141,7 @@ def test_new_db_has_the_current_schema(tmp_path: Path) -> None:
     db = tmp_path / "sub" / "history.db"
     open_history(db).close()
     with connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
 
 
 def test_append_is_idempotent_per_eval_id(tmp_path: Path) -> None:
@@ -148,7 +151,7 @@ def test_append_is_idempotent_per_eval_id(tmp_path: Path) -> None:
     assert append_batch(conn, db, batch) is True
     assert append_batch(conn, db, batch) is False  # same evalId: nothing appended
     conn.close()
-    assert (count(db, "evals"), count(db, "scores")) == (1, 3)
+    assert (count(db, "evals"), count(db, "scores")) == (1, 6)  # 3 trials x (pass, score)
 
 
 def test_a_failure_mid_append_writes_nothing(tmp_path: Path) -> None:
@@ -183,11 +186,17 @@ def test_a_v1_history_is_migrated_and_keeps_its_data(tmp_path: Path) -> None:
     with connect(db) as conn:
         conn.executescript(V1_BY_HAND)
     conn = open_history(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
     old = load_rows(conn, "score", [("a", "sonnet")])  # v1 rows were the aggregate score: metric 'score'
     assert [(r.eval_id, r.trial, r.score, r.passed, r.model, r.patch_path) for r in old] == [
         ("eval-old", 0, 0.75, True, "claude-x", None),
         ("eval-old", 1, 0.25, False, "claude-x", None),
+    ]
+    # v3: each old trial's outcome as metric 'pass' (1.0 passed, 0.0 failed), so drift's default has a baseline
+    outcomes = load_rows(conn, "pass", [("a", "sonnet")])
+    assert [(r.eval_id, r.trial, r.score, r.passed) for r in outcomes] == [
+        ("eval-old", 0, 1.0, True),
+        ("eval-old", 1, 0.0, False),
     ]
     new = batch_from_results(write_results(tmp_path / "r.json", [make_row("a", 0, 0.5)]))  # 2026: after eval-old
     assert append_batch(conn, db, new)
@@ -213,7 +222,7 @@ def test_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
     with connect(db) as conn:
         conn.execute("PRAGMA user_version = 7")
     before = db.read_bytes()
-    newer = r"h\.db: history schema version is 7, newer than this passhat reads \(2\); upgrade passhat"
+    newer = r"h\.db: history schema version is 7, newer than this passhat reads \(3\); upgrade passhat"
     with pytest.raises(PasshatError, match=newer):
         open_history(db)
     assert db.read_bytes() == before

@@ -58,10 +58,40 @@ def test_verdicts(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) ->
     assert [a["p_holm"], b["p_holm"], c["p_holm"]] == pytest.approx(holm([a["p_value"], b["p_value"], 1.0]))
     assert (data["only_in_base"], data["only_in_new"]) == (["gone"], ["added"])
     suite = data["suite"]
-    # paired change = (0.7 + 0.2 + 0) / 3 = 0.3
+    # paired change = (0.7 + 0.2 + 0) / 3 = 0.3; 3 tasks are fewer than an interval needs (5): none, and why.
     assert (suite["tasks"], suite["mean_change"], suite["better"], suite["worse"]) == (3, pytest.approx(0.3), 1, 0)
+    assert (suite["ci_95"], suite["ci_note"]) == (None, "not enough tasks for a 95% interval (3; it needs 5)")
+
+
+@pytest.fixture
+def five(tmp_path: Path) -> tuple[str, str]:
+    """Five tasks on both sides: enough for the suite's interval."""
+    spec = {"a": (3, 10), "b": (7, 10), "c": (5, 10), "d": (8, 10), "e": (6, 10)}
+    base = write_results(tmp_path / "base5.json", rows(spec))
+    new = write_results(tmp_path / "new5.json", rows(spec | {"a": (10, 10), "b": (9, 10)}))
+    return str(base), str(new)
+
+
+def test_the_suite_interval_over_five_tasks(five: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    suite = as_json(capsys, *five)["suite"]
+    # paired change = (0.7 + 0.2 + 0 + 0 + 0) / 5 = 0.18, inside its interval
     low, high = suite["ci_95"]
-    assert low < 0.3 < high
+    assert (suite["mean_change"], suite["ci_note"]) == (pytest.approx(0.18), None)
+    assert low < 0.18 < high
+
+
+def test_fewer_than_five_tasks_say_so_in_every_format(
+    files: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    note = "not enough tasks for a 95% interval (3; it needs 5)"
+    for form in ("table", "md"):
+        out = run(capsys, *files, "--format", form)[1]
+        assert f"Mean change in pass rate over tasks: +0.300 ({note})." in out.replace("\\", "")
+        assert "95% CI" not in out
+    rows_ = list(csv.DictReader(io.StringIO(run(capsys, *files, "--format", "csv")[1])))
+    assert {(r["suite_mean_change"], r["suite_low"], r["suite_high"], r["suite_note"]) for r in rows_} == {
+        (repr(as_json(capsys, *files)["suite"]["mean_change"]), "", "", note)
+    }
 
 
 def test_single_task_real_change_survives_holm() -> None:
@@ -90,10 +120,22 @@ def test_unequal_n_and_unscored() -> None:
     assert (unscored.verdict, unscored.p_value) == ("not comparable (no scored trials)", None)
 
 
+def unwrapped(out: str) -> list[str]:
+    """The lines of a compare table, each sentence whole again (they wrap at 120 columns, continuations indented)."""
+    lines: list[str] = []
+    for line in out.splitlines():
+        if line.startswith("  ") and lines and lines[-1]:
+            lines[-1] += " " + line.strip()
+        else:
+            lines.append(line)
+    return lines
+
+
 def test_table(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, *files)
     assert (code, err) == (0, "")
-    lines = out.splitlines()
+    assert max(len(line) for line in out.splitlines()) <= 120  # its summary ran to 143 columns
+    lines = unwrapped(out)
     assert lines[:2] == [f"base: {files[0]}", f"new:  {files[1]}"]
     assert lines[3].split() == ["task", "base", "new", "change", "p", "p", "(Holm)", "verdict"]
     assert lines[5].split() == ["a", "3/10", "10/10", "+0.700", "0.003", "0.009", "better"]
@@ -103,7 +145,10 @@ def test_table(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> No
         "3 tasks compared: 1 better, 0 worse, 2 with no detectable change "
         "(Fisher's exact test, two-sided, Holm-adjusted, alpha 0.05)."
     )
-    assert lines[10].startswith("Mean change in pass rate over tasks: +0.300 (95% CI ")
+    assert (
+        lines[10]
+        == "Mean change in pass rate over tasks: +0.300 (not enough tasks for a 95% interval (3; it needs 5))."
+    )
     assert lines[11:] == ["Only in base (not compared): gone.", "Only in new (not compared): added."]
 
 
@@ -154,10 +199,10 @@ def test_markdown(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) ->
     assert "| a | 3/10 | 10/10 | +0.700 | 0.003 | 0.009 | better |" in out
 
 
-def test_seeded_interval(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
-    first = as_json(capsys, *files)["suite"]["ci_95"]
-    assert as_json(capsys, *files)["suite"]["ci_95"] == first
-    assert as_json(capsys, *files, "--seed", "9")["suite"]["ci_95"] != first
+def test_seeded_interval(five: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    first = as_json(capsys, *five)["suite"]["ci_95"]
+    assert first is not None and as_json(capsys, *five)["suite"]["ci_95"] == first
+    assert as_json(capsys, *five, "--seed", "9")["suite"]["ci_95"] != first
 
 
 @pytest.mark.parametrize(
@@ -200,3 +245,13 @@ def test_bad_options(files: tuple[str, str], capsys: pytest.CaptureFixture[str],
 def test_wired_into_the_cli(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["compare", *files, "--fail-on-worse"]) == 0
     assert "1 better" in capsys.readouterr().out
+
+
+def test_long_task_names_are_cut_to_fit_120_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    names = [f"a-rather-long-task-name-for-the-compare-table-number-{i:02d}" for i in range(3)]
+    base = write_results(tmp_path / "b.json", rows(dict.fromkeys(names, (3, 10))))
+    new = write_results(tmp_path / "n.json", rows(dict.fromkeys(names, (9, 10))))
+    out = run(capsys, str(base), str(new))[1]
+    assert max(len(line) for line in out.splitlines()) <= 120
+    shown = [line.split()[0] for line in out.splitlines() if line.startswith("a-rather")]
+    assert len(set(shown)) == 3 and all("…" in name for name in shown)  # cut in the middle: still told apart

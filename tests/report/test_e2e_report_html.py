@@ -77,9 +77,9 @@ def test_the_drift_plot_from_the_history(
     assert (seen["consoleErrors"], seen["failedRequests"]) == ([], [])
     figures.pop("(report)||summary")
     assert_figures_match(figures, data)
-    # alpha's mean score per eval: 2.4 / 3 = 0.8, 1.8 / 3 = 0.6, 1.2 / 3 = 0.4.
+    # alpha's pass rate per eval (a trial passes at score >= 0.5): 3/3, 3/3 (0.6, 0.7, 0.5), then 1/3 (0.5 only).
     means = [figures[f"alpha|sonnet|history.eval-{i}.mean"] for i in (1, 2, 3)]
-    assert means == [[pytest.approx(0.8)], [pytest.approx(0.6)], [pytest.approx(0.4)]]
+    assert means == [[1.0], [1.0], [pytest.approx(1 / 3)]]
     assert "Drift over evals" in seen["text"]
 
 

@@ -187,10 +187,11 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         "infra_error_reasons": [
             {"reason": "Claude Agent SDK call failed: API error 529 (overloaded) after 3 retries", "count": 1}
         ],
-        # k = 3, the largest --k. 1/2: Wilson [0.0945, 0.9055], cubed [0.00084, 0.742]: all below 0.9.
-        "verdict": {"verdict": "not safe", "k": 3, "threshold": 0.9, "pass_hat_k": None, "passes": 1, "n": 2,
-                    "ci_95": [pytest.approx(0.0945312**3, rel=1e-5), pytest.approx(0.9054688**3, rel=1e-5)],
-                    "runs_to_decide": None},
+        # k = 3, the largest --k. 1/2: Wilson [0.0945, 0.9055], cubed [0.00084, 0.742]: all below 0.9. The
+        # estimate is (1/2)^3 = 0.125 (the column's pass^3 is undefined at n=2 < k=3), inside the interval.
+        "verdict": {"verdict": "not safe", "k": 3, "threshold": 0.9, "estimate": 0.125, "estimator": "(c/n)^k",
+                    "passes": 1, "n": 2, "runs_to_decide": None,
+                    "ci_95": [pytest.approx(0.0945312**3, rel=1e-5), pytest.approx(0.9054688**3, rel=1e-5)]},
         "named_scores": {},  # the native SDK provider's rows carry no namedScores
         "gamed": 0,  # no row has the named score `gamed`: nothing looked for gaming ...
         "scanned": 0,  # ... so the table shows "-", not 0
@@ -240,8 +241,9 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert (sdk["provider"], sdk["tasks"], sdk["flaky"], sdk["errors"], sdk["icc1"]) == (
         "anthropic:claude-agent-sdk", 1, ["add-tests"], 1, None,  # one task: no ICC
     )  # fmt: skip
-    assert sdk["mean_pass_hat_k"]["3"] == {"mean": None, "ci_95": None, "tasks": 0, "undefined": ["add-tests"],
-                                           "ci_method": None, "resamples": 0, "mc_error": 0.0}  # fmt: skip
+    assert sdk["mean_pass_hat_k"]["3"] == {"mean": None, "ci_95": None, "ci_note": None, "tasks": 0,
+                                           "undefined": ["add-tests"], "ci_method": None, "resamples": 0,
+                                           "mc_error": 0.0}  # fmt: skip
     # sonnet: bump-version 6/10 and fix-typo 3/3. ICC: N=13, g=2, grand 9/13; MSB = 10(0.6 - 9/13)² +
     # 3(4/13)² = 0.085207 + 0.284024 = 0.369231 (g-1 = 1); MSW = (6 x 4/10) / (13 - 2) = 0.218182;
     # n0 = 13 - (100 + 9)/13 = 4.615385; ICC = 0.151049 / (0.369231 + 3.615385 x 0.218182) = 0.151049 / 1.158065
@@ -249,12 +251,11 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert sonnet["icc1"] == pytest.approx(3 / 23)
     assert sonnet["mean_pass_hat_k"]["1"]["mean"] == pytest.approx(0.8)
     assert sonnet["mean_pass_hat_k"]["1"]["tasks"] == 2
-    low, high = sonnet["mean_pass_hat_k"]["1"]["ci_95"]
-    assert 0 <= low <= 0.8 <= high <= 1
-    # Two tasks: the bootstrap law is computed whole, no resampling (stats/_exact.py).
-    assert sonnet["mean_pass_hat_k"]["1"] | {"ci_95": None} == {
-        "mean": pytest.approx(0.8), "ci_95": None, "tasks": 2, "undefined": [], "ci_method": "exact",
-        "resamples": 0, "mc_error": 0.0,
+    # Two tasks: the bootstrap law is computed whole, no resampling (stats/_exact.py), but 2 tasks are fewer than
+    # an interval needs (5): none is shown, and the note says why.
+    assert sonnet["mean_pass_hat_k"]["1"] == {
+        "mean": pytest.approx(0.8), "ci_95": None, "ci_note": "not enough tasks for a 95% interval (2; it needs 5)",
+        "tasks": 2, "undefined": [], "ci_method": "exact", "resamples": 0, "mc_error": 0.0,
     }  # fmt: skip
     assert data["bootstrap"]["resamples"] is None  # as many as the bounds need (see --resamples)
     assert data["summary"] and data["gates"] == []
@@ -304,7 +305,11 @@ def test_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         words[0] == f"{sdk}0 of 1 tasks pass every trial; 1 is flaky: add-tests (1/2). 1 infra error excluded from n."
     )
     assert words[2] == f"{sonnet}1 of 2 tasks is 3/3; 1 is flaky: bump-version (6/10). 1 infra error excluded from n."
-    assert words[3].startswith(f"{sonnet}Mean over tasks (95% cluster-bootstrap CI): pass^1 0.800 (")
+    # 2 tasks: the means, and no interval (an interval needs 5 tasks): said once for every k.
+    assert (
+        words[3]
+        == f"{sonnet}Mean over tasks: pass^1 0.800, pass^3 0.583 (not enough tasks for a 95% interval (2; it needs 5))."
+    )
     assert words[4] == (
         f"{sonnet}ICC(1) = 0.13: about 13% of the pass/fail variance is which task it is, 87% is trial-to-trial luck."
     )

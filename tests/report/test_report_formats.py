@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -27,13 +28,17 @@ def test_csv_matches_json(results: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert (code, err) == (0, "")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert list(rows[0]) == [
-        "task", "provider", "tier", "n", "passes", "gamed", "errors", "pass_rate", "wilson_low", "wilson_high",
-        "pass_at_1", "pass_at_3", "pass_hat_1", "pass_hat_3", "flaky", "clean_exit_rate", "mean_duration_ms",
-        "p90_duration_ms", "mean_turns", "mean_cost_usd", "cost_per_success_usd", "runs_needed",
-        "cost_known_trials", "scripted_model", "verdict", "verdict_k", "verdict_low", "verdict_high",
-        "runs_to_decide", "infra_error_reasons", "interrupted_repeats",
+        "task", "provider", "tier", "n", "passes", "gamed", "errors", "unscored", "pass_rate", "wilson_low",
+        "wilson_high", "pass_at_1", "pass_at_3", "pass_hat_1", "pass_hat_3", "flaky", "clean_exit_rate",
+        "mean_duration_ms", "p90_duration_ms", "mean_turns", "mean_cost_usd", "cost_per_success_usd", "runs_needed",
+        "cost_known_trials", "scripted_model", "verdict", "verdict_k", "verdict_estimate", "verdict_low",
+        "verdict_high", "runs_to_decide", "infra_error_reasons", "interrupted_repeats",
+        "suite_mean_pass_hat_1", "suite_mean_pass_hat_1_low", "suite_mean_pass_hat_1_high", "suite_mean_pass_hat_1_note",
+        "suite_mean_pass_hat_3", "suite_mean_pass_hat_3_low", "suite_mean_pass_hat_3_high", "suite_mean_pass_hat_3_note",
+        "source", "eval_id", "date", "promptfoo_version", "repeat",
         "expect", "cheats", "cheat_rate", "cheat_low", "cheat_high",  # an impossible twin's (report.cheats)
     ]  # fmt: skip
+    suites = {p["provider"]: p["mean_pass_hat_k"] for p in data["suite"]["providers"]}
     for row, task in zip(rows, data["tasks"], strict=True):
         assert (row["task"], row["provider"], int(row["n"]), int(row["passes"])) == (
             task["task"], task["provider"], task["n"], task["passes"],
@@ -42,8 +47,27 @@ def test_csv_matches_json(results: Path, capsys: pytest.CaptureFixture[str]) -> 
         assert float(row["wilson_low"]) == task["wilson_95"][0]  # full precision, not rounded for display
         assert row["runs_needed"] == ("" if task["runs_needed"] is None else str(task["runs_needed"]))
         assert (row["verdict"], int(row["verdict_k"])) == (task["verdict"]["verdict"], 3)
+        assert (
+            float(row["verdict_estimate"])
+            == task["verdict"]["estimate"]
+            == float(Fraction(task["passes"], task["n"]) ** 3)
+        )  # (c/n)^3, exact then rounded
+        assert int(row["unscored"]) == task["unscored"]
         reasons = task["infra_error_reasons"]
         assert row["infra_error_reasons"] == (json.dumps(reasons) if reasons else "")
+        # Where the figures come from, on every row; the provider's suite figure, with "not enough tasks" for
+        # fewer than 5 tasks (this file has 1 or 2 per provider), never a degenerate interval.
+        provenance = data["provenance"]
+        assert (row["source"], row["eval_id"], row["date"], row["promptfoo_version"]) == (
+            provenance["source"],
+            provenance["eval_id"],
+            provenance["date"],
+            provenance["promptfoo_version"],
+        )
+        suite = suites[task["provider"]]["1"]
+        assert float(row["suite_mean_pass_hat_1"]) == suite["mean"]
+        assert (row["suite_mean_pass_hat_1_low"], row["suite_mean_pass_hat_1_high"]) == ("", "")
+        assert row["suite_mean_pass_hat_1_note"].startswith("not enough tasks for a 95% interval (")
 
 
 def judged_rows() -> list[dict]:

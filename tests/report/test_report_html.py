@@ -52,7 +52,13 @@ def expected_figures(data: dict[str, Any]) -> dict[str, Any]:
         want.update({at + name: t[name] for name in TASK_FIELDS})
         for field in ("pass_at_k", "pass_hat_k"):
             want.update({f"{at}{field}.{k}": value for k, value in t[field].items()})
-        want.update({f"{at}verdict.verdict": t["verdict"]["verdict"], f"{at}verdict.ci_95": t["verdict"]["ci_95"]})
+        want.update(
+            {
+                f"{at}verdict.verdict": t["verdict"]["verdict"],
+                f"{at}verdict.ci_95": t["verdict"]["ci_95"],
+                f"{at}verdict.estimate": t["verdict"]["estimate"],
+            }
+        )
         for i, reason in enumerate(t["infra_error_reasons"]):
             want.update({f"{at}infra_error_reasons.{i}.{key}": reason[key] for key in ("reason", "count")})
     for p in data["suite"]["providers"]:
@@ -72,6 +78,9 @@ def expected_figures(data: dict[str, Any]) -> dict[str, Any]:
     for s in (data.get("history") or {}).get("series", []):
         for b in s["batches"]:
             want[f"{s['task']}|{s['provider']}|history.{b['eval_id']}.mean"] = b["mean"]
+    for d in data.get("judge") or []:
+        at = f"{d['task']}|{d['provider']}|judge.{d['judge']}.{d['judge_version']}."
+        want.update({at + name: d[name] for name in ("scored", "unscored", "mean_score", "passes")})
     return want
 
 
@@ -282,16 +291,17 @@ def history(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, P
     return path, db
 
 
-def test_db_adds_the_mean_score_per_eval(history: tuple[Path, Path], tmp_path: Path, capsys) -> None:
+def test_db_adds_the_pass_rate_per_eval(history: tuple[Path, Path], tmp_path: Path, capsys) -> None:
     results, db = history
     page, data = html_and_json(capsys, results, tmp_path / "report.html", "--db", str(db))
     assert_figures_match(page.figures, data)
-    # alpha: (0.8 + 0.9 + 0.7) / 3 = 0.8, then 1.8 / 3 = 0.6, then 1.2 / 3 = 0.4. beta is not in eval-3, so not
-    # in the report: only the report's own (task, provider) pairs are read from the history.
+    # alpha passes at score >= 0.5: 3/3, then 3/3 (0.6, 0.7, 0.5), then 1/3 (only 0.5) — the pass rate, what the
+    # verdict is about (the scores' means would be 0.8, 0.6, 0.4). beta is not in eval-3, so not in the report:
+    # only the report's own (task, provider) pairs are read from the history.
     (alpha,) = data["history"]["series"]
-    assert (alpha["task"], alpha["judge_version"]) == ("alpha", "none")
+    assert (data["history"]["metric"], alpha["task"], alpha["judge_version"]) == ("pass", "alpha", "none")
     assert [(b["eval_id"], b["n"]) for b in alpha["batches"]] == [("eval-1", 3), ("eval-2", 3), ("eval-3", 3)]
-    assert [b["mean"] for b in alpha["batches"]] == [pytest.approx(0.8), pytest.approx(0.6), pytest.approx(0.4)]
+    assert [b["mean"] for b in alpha["batches"]] == [1.0, 1.0, pytest.approx(1 / 3)]
     assert page.figures["alpha|sonnet|history.eval-2.mean"] == [alpha["batches"][1]["mean"]]
     assert "plot-history-0" in (tmp_path / "report.html").read_text()
 
@@ -421,3 +431,19 @@ def test_report_shows_progress_on_a_terminal_only(results: Path, monkeypatch: py
     quiet = io.StringIO()
     assert run_report(results, (1, 3), "json", io.StringIO(), err=quiet) == 0
     assert quiet.getvalue() == ""
+
+
+def test_the_page_has_the_llm_judges_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The table, md and JSON reports had the judge's scores per criterion; the page had none."""
+    from test_report_formats import judged_rows
+
+    path = write_results(tmp_path / "results.json", judged_rows())
+    page, data = html_and_json(capsys, path, tmp_path / "report.html")
+    assert_figures_match(page.figures, data)
+    (judged,) = data["judge"]
+    # write-changelog: two judged trials, 0.8 and 0.6: mean 0.7, both passed
+    assert (judged["task"], judged["mean_score"], judged["passes"]) == ("write-changelog", pytest.approx(0.7), 2)
+    at = f"write-changelog|{judged['provider']}|judge.judge.12304a252ea0."
+    assert page.figures[at + "mean_score"] == [judged["mean_score"]] and page.figures[at + "passes"] == [2]
+    html = (tmp_path / "report.html").read_text()
+    assert '<h2 id="judge">LLM judge</h2>' in html and "instruction_following 0.70, coherence 1.00" in html

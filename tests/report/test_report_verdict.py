@@ -30,9 +30,10 @@ def test_the_verdict_per_task_in_json(results: Path, capsys: pytest.CaptureFixtu
     assert verdicts["steady"]["verdict"] == "safe"
     assert verdicts["steady"]["ci_95"][0] == pytest.approx((400 / (400 + 1.959963984540054**2)) ** 10)
     # shaky 6/10: Wilson high 0.8318, to the 10th 0.159 < 0.9: not safe.
+    # Its estimate is the plug-in (6/10)^10 = 60466176/10^10, not the column's C(6,10)/C(10,10) = 0.
     assert verdicts["shaky"] | {"ci_95": None} == {
-        "verdict": "not safe", "k": 10, "threshold": 0.9, "pass_hat_k": 0.0, "ci_95": None, "passes": 6, "n": 10,
-        "runs_to_decide": None,
+        "verdict": "not safe", "k": 10, "threshold": 0.9, "estimate": 6**10 / 10**10, "estimator": "(c/n)^k",
+        "ci_95": None, "passes": 6, "n": 10, "runs_to_decide": None,
     }  # fmt: skip
     assert verdicts["shaky"]["ci_95"][1] == pytest.approx(0.8318197**10, rel=1e-5)
     # young 10/10: Wilson low 0.7224, to the 10th 0.0387: the interval holds 0.9 — not enough trials to say.
@@ -58,14 +59,15 @@ def test_the_verdict_leads_every_format(results: Path, capsys: pytest.CaptureFix
     assert table[verdict].startswith("Safe for 10 unattended runs in a row? safe when the whole 95% interval of")
     lines = [line for line in table[verdict : table.index("", verdict)] if not line.startswith("    ")]
     assert [line.split(":")[0].strip() for line in lines[-3:]] == ["shaky", "young", "steady"]  # the worst first
-    assert lines[-3].startswith("  shaky: not safe: pass^10 0.000 (95% CI 0.000-0.159), 6/10 passed")
+    assert lines[-3] == "  shaky: not safe: pass^10 ≈ (6/10)^10 = 0.006 (95% CI 0.000-0.159)"
     md = report(capsys, str(results), "--format", "md")[1].splitlines()
     assert md[4:6] == ["### Safe for 10 unattended runs?", ""]  # after the title and where the figures come from
-    assert "- **not enough trials to say**: young: pass^10 1.000 (95% CI 0.039-1.000), 10/10 passed; about 353 " \
-           "more trials would decide it if the rate holds" in md  # fmt: skip
+    assert "- **not enough trials to say**: young: pass^10 ≈ (10/10)^10 = 1.000 (95% CI 0.039-1.000); about " \
+           "353 more trials would decide it if the rate holds" in md  # fmt: skip
     html = report(capsys, str(results), "--format", "html")[1]
     assert html.index('id="verdict"') < html.index('id="summary"') < html.index('id="tasks"')
     assert 'data-figure="steady|sonnet|verdict.verdict" data-value="&quot;safe&quot;">safe</td>' in html
+    assert f'data-figure="shaky|sonnet|verdict.estimate" data-value="{6**10 / 10**10}">pass^10 ≈ (6/10)^10' in html
 
 
 def errored_rows() -> list[dict[str, Any]]:

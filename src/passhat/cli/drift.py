@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import math
 
-from passhat.history._drift import DEFAULT_ABS_POINTS, run_drift
+from passhat.history._drift import run_drift
+from passhat.history._rule import DEFAULT_ABS_POINTS
 from passhat.history._store import DEFAULT_DB
 
 HELP = "append an eval to the score history (SQLite) and report quality drift against its baseline"
@@ -25,15 +26,20 @@ def _points(text: str) -> float:
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", help="promptfoo eval -o results.json")
     parser.add_argument("--db", default=DEFAULT_DB, help=f"the history database (default {DEFAULT_DB})")
-    parser.add_argument("--metric", help="compare namedScores[NAME] instead of the row's score (0..1)")
+    parser.add_argument(
+        "--metric", metavar="NAME",
+        help="what to compare: pass (default: each trial's pass/fail, the pass rate), score (the row's 0..1 score), "
+        "or a named score: a grader's (tests) or a judge criterion's (judge.clarity)",
+    )  # fmt: skip
     parser.add_argument(
         "--baseline", metavar="EVAL_ID", help="compare with this eval, not with each series' first full batch"
     )
     parser.add_argument(
         "--abs",
         type=_points,
-        default=DEFAULT_ABS_POINTS,
-        help="absolute drop that is drift, in points on a 1-5 scale (default 0.3 = 0.075 in 0..1)",
+        default=None,
+        help=f"absolute drop that is drift, in points on a 1-5 scale (default {DEFAULT_ABS_POINTS:g} = 0.075 in 0..1 "
+        "for a score; none for pass, which uses the 2xSE test alone)",
     )
     parser.add_argument("--fail-on-drift", action="store_true", help="exit 1 when drift fires")
     parser.add_argument("--format", choices=("table", "json"), default="table")

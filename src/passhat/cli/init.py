@@ -1,10 +1,12 @@
 """`passhat init [DIR]`: set a repository up for passhat, then print the next commands.
 
-Writes promptfooconfig.yaml (provider, graders, tests generator, commented), passhat_promptfoo.py (the one
-entry file: everything else comes from the installed passhat, see passhat.promptfoo), tasks/README.md, a
-package.json pinning promptfoo and the Node 22 it needs, and `.passhat/` (and `node_modules/`) in .gitignore.
+Writes promptfooconfig.yaml (provider, graders, tests generator, passhat's extension hooks and the viewer's derived
+metrics, commented), passhat_promptfoo.py (the one entry file: everything else comes from the installed passhat,
+see passhat.promptfoo), tasks/README.md, a package.json pinning promptfoo and the Node 22 it needs, the lines it
+lacks in .gitignore (`.passhat/`, `node_modules/`, `results.json`) and in .env (promptfoo reads it from the folder
+it runs in: telemetry and update checks off, and a failed trial is no failed eval — the gates decide).
 Nothing is overwritten: every file is checked before the first one is written; any that exists is one error
-naming it (exit 2).
+naming it (exit 2). .gitignore and .env only gain lines.
 """
 
 from __future__ import annotations
@@ -15,21 +17,32 @@ import os
 import shlex
 import shutil
 import sys
+import textwrap
 from pathlib import Path
 
 from passhat._errors import PasshatError
+from passhat.extension import DERIVED_METRICS
 
 HELP = "set up passhat in a repository: promptfooconfig.yaml, the entry file, tasks/, package.json"
 ENTRY = "passhat_promptfoo.py"
 # The pins of passhat's own package.json (tests/cli/test_init.py checks they are equal).
 PROMPTFOO_VERSION = "0.123.1"
 NODE_VERSION = "22.22.0"
-IGNORED = (".passhat/", "node_modules/")  # passhat's state (bases, sandboxes, transcripts); npm's install
+IGNORED = (".passhat/", "node_modules/", "results.json")  # passhat's state (bases, sandboxes, transcripts); npm's
+# install; the eval's rows (-o), which hold paths of this machine
+ENV = (  # (variable, value, why): promptfoo loads .env from its working folder (dotenv), before it reads a setting
+    ("PROMPTFOO_DISABLE_TELEMETRY", "1", "no usage data sent (and no 'telemetry.shutdown() timed out' at the end)"),
+    ("PROMPTFOO_DISABLE_UPDATE", "1", "no check for a newer promptfoo: package.json pins the one passhat runs with"),
+    ("PROMPTFOO_FAILED_TEST_EXIT_CODE", "0", "a failed trial is data for pass^k, not a failed eval: exit 0 (not 100), "
+     "so the next command runs;\n# `passhat report --gate` decides what fails a build"),
+)  # fmt: skip
+EVAL = "npx promptfoo eval --repeat 10 -o results.json"
 
 CONFIG = f"""\
-# passhat: Claude Code on this repository's tasks, each run several times; `passhat report` says how often it
-# succeeds every time (pass^k). Written by `passhat init`; the code behind every name here is the installed passhat.
-#   npx promptfoo eval --repeat 10 -o results.json && passhat report results.json
+# passhat: Claude Code on this repository's tasks, each run several times; passhat says how often it succeeds
+# every time (pass^k). Written by `passhat init`; the code behind every name here is the installed passhat.
+#   {EVAL}    ends with passhat's verdict (afterAll below)
+#   passhat report results.json --format html -o report.html       the same figures as a page, any time later
 description: pass^k of Claude Code on this repository's tasks
 
 prompts:
@@ -50,9 +63,23 @@ providers:
 # assertion that calls {ENTRY}'s get_assert_graders, each judge (rubric, pairwise) one of get_assert_grader.
 tests: file://{ENTRY}:generate_tests
 
+# afterAll prints passhat's verdict and per-task table at the end of `promptfoo eval` (PASSHAT_REPORT=report.html
+# also writes files, PASSHAT_HISTORY=.passhat/history.db appends the eval to the drift history); afterEach adds to
+# each row the change it made to the suite's figures, and these derived metrics sum them in `promptfoo view`.
+extensions:
+  - file://{ENTRY}:afterAll
+  - file://{ENTRY}:afterEach
+derivedMetrics:
+{{derived}}
 evaluateOptions:
   maxConcurrency: 2                 # trials at once
+
+commandLineOptions:
+  table: false                      # promptfoo's table lists every repeat apart; passhat's groups them (--table)
 """
+CONFIG = CONFIG.replace(
+    "{derived}", "".join(f'  - {{name: "{name}", value: "{value}"}}\n' for name, value in DERIVED_METRICS)
+)
 
 ENTRY_TEXT = '''\
 """passhat's Promptfoo entry points, written by `passhat init` (the code: passhat.promptfoo).
@@ -100,19 +127,38 @@ def _repository_argument(folder: Path) -> str:
     return shlex.quote(os.path.relpath(root, folder)) if root else "REPO"
 
 
+def _existing(file: Path, adds: str) -> str:
+    """The text of a file init adds lines to ("" when there is none); an error when it is not a regular file."""
+    if file.is_symlink() or (file.exists() and not file.is_file()):
+        msg = f"init: {file}: not a regular file; init adds {adds} to it: make it a file or remove it"
+        raise PasshatError(msg)
+    return file.read_text(encoding="utf-8") if file.exists() else ""
+
+
+def _appended(text: str, lines: list[str], note: str) -> str:
+    head = text if not text or text.endswith("\n") else text + "\n"
+    return head + note + "".join(f"{line}\n" for line in lines)
+
+
 def _gitignore(folder: Path) -> tuple[str, list[str]] | None:
     """The new text of .gitignore and the lines it gains, or None when it has them all."""
-    file = folder / ".gitignore"
-    if file.is_symlink() or (file.exists() and not file.is_file()):
-        msg = f"init: {file}: not a regular file; init adds {', '.join(IGNORED)} to it: make it a file or remove it"
-        raise PasshatError(msg)
-    text = file.read_text(encoding="utf-8") if file.exists() else ""
+    text = _existing(folder / ".gitignore", ", ".join(IGNORED))
     present = {line.strip() for line in text.splitlines()}
     missing = [entry for entry in IGNORED if entry not in present and entry.rstrip("/") not in present]
+    return (_appended(text, missing, "# passhat\n"), missing) if missing else None
+
+
+def _dotenv(folder: Path) -> tuple[str, list[str]] | None:
+    """The new text of .env and the variables it gains (each with why), or None when it sets them all already;
+    a variable the file sets, to any value, is left as it is."""
+    text = _existing(folder / ".env", ", ".join(name for name, _, _ in ENV))
+    present = {line.split("=", 1)[0].removeprefix("export ").strip() for line in text.splitlines() if "=" in line}
+    missing = [(name, value, why) for name, value, why in ENV if name not in present]
     if not missing:
         return None
-    head = text if not text or text.endswith("\n") else text + "\n"
-    return head + "# passhat\n" + "".join(f"{entry}\n" for entry in missing), missing
+    lines = [line for name, value, why in missing for line in (f"# {why}", f"{name}={value}")]
+    note = "# passhat: promptfoo reads this file from the folder it runs in (no secret here; keep API keys out)\n"
+    return _appended(text, lines, note), [name for name, _, _ in missing]
 
 
 def plan(folder: Path) -> dict[str, str]:
@@ -143,7 +189,8 @@ def next_commands(folder: Path, cwd: Path) -> list[str]:
         *lines,
         f"npm install        # promptfoo {PROMPTFOO_VERSION} and Node {NODE_VERSION} into node_modules/",
         f"passhat task from-commit {repo} COMMIT --id ID    # a commit that fixed a bug and added its test",
-        "npx promptfoo eval --repeat 10 -o results.json && passhat report results.json",
+        f"{EVAL}    # ends with passhat's verdict, failed trials or not",
+        "passhat report results.json --format html -o report.html    # the page; --gate 'pass^7>=0.9' for CI",
     ]
 
 
@@ -158,18 +205,20 @@ def _python_note() -> str | None:
 def run(args: argparse.Namespace) -> int:
     folder = Path(os.path.abspath(args.dir))
     files = plan(folder)
-    ignore = _gitignore(folder)
+    gains = {".gitignore": _gitignore(folder), ".env": _dotenv(folder)}
     try:
         for name, text in files.items():
             (folder / name).parent.mkdir(parents=True, exist_ok=True)
             with open(folder / name, "x", encoding="utf-8") as out:  # "x": never over a file made meanwhile
                 out.write(text)
-        if ignore:
-            (folder / ".gitignore").write_text(ignore[0], encoding="utf-8")
+        for name, gain in gains.items():
+            if gain:
+                (folder / name).write_text(gain[0], encoding="utf-8")
     except OSError as error:
         raise PasshatError(f"init: cannot write {error.filename}: {error.strerror}; check the folder") from None
-    written = [*files, *([f".gitignore (+ {' '.join(ignore[1])})"] if ignore else [])]
-    print(f"passhat init: wrote {', '.join(written)} in {folder}")
+    written = [*files, *(f"{name} (+ {' '.join(gain[1])})" for name, gain in gains.items() if gain)]
+    said = f"passhat init: wrote {', '.join(written)} in {folder}"
+    print(textwrap.fill(said, 120, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False))
     print("Next:")
     for line in next_commands(folder, Path.cwd()):
         print(f"  {line}")

@@ -1,4 +1,8 @@
-"""`passhat regrade RESULTS -o NEW`: rerun graders on saved patches, no agent, no cost (logic in passhat.graders)."""
+"""`passhat regrade RESULTS [-o NEW]`: rerun graders on saved patches, no agent, no cost (logic in passhat.graders).
+
+The regraded eval is a results file like promptfoo's, beside the input unless `-o` names one:
+results.json -> results.regraded.json (the input is never written over; a second regrade replaces the first).
+"""
 
 from __future__ import annotations
 
@@ -14,14 +18,22 @@ HELP = "rerun graders on an earlier eval's saved patches (no agent, no cost); wr
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", help="promptfoo eval -o results.json of a passhat eval")
-    parser.add_argument("-o", "--output", required=True, help="where to write the regraded results")
+    parser.add_argument(
+        "-o", "--output", help="where to write the regraded results (default: beside RESULTS, results.regraded.json)"
+    )
     parser.add_argument(
         "--tasks-dir", default=None, help="take task.yaml graders from here instead of the saved task_dir"
     )
 
 
+def default_output(results: Path) -> Path:
+    """results.json -> results.regraded.json, beside it (results.jsonl -> results.regraded.jsonl)."""
+    return results.with_name(f"{results.stem}.regraded{results.suffix or '.json'}")
+
+
 def run(args: argparse.Namespace) -> int:
-    source, target = Path(args.results), Path(args.output)
+    source = Path(args.results)
+    target = Path(args.output) if args.output else default_output(source)
     if source.resolve() == target.resolve():
         raise PasshatError(f"-o {target}: same as the input; write the regrade to a new file")
     data = _load(source)

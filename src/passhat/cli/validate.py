@@ -2,12 +2,13 @@
 
 Promptfoo drops a key it does not know (`confg:` for `config:`) without a word, and waits forever on a
 provider file it cannot load (`file://providers/claude-code.py`), so this checks what it would not:
-the keys of the config and of every provider entry, that each `file://` provider exists, the passhat
-providers' `config:`, every task the suite's test generator would load, `--repeat` against the largest k
-you will report, and per passhat provider that it has a model to call (the scripted model, or real Claude
-on opt-in), that the endpoint answers and takes the credential (one probe; `--no-probe` skips it), and a
-writable state dir. One clear error (exit 2) naming the file, the key and the fix, or a
-summary — never "ok" when no passhat provider was checked.
+the keys of the config and of every provider entry, that each `file://` provider and extension hook exists, the
+passhat providers' `config:`, every task the suite's test generator would load (`tasks/promptfoo_tests.py`, or the
+entry file `passhat init` writes), the extension's report settings, that the Python promptfoo will run imports
+passhat, `--repeat` against the largest k you will report, and per passhat provider that it has a model to call
+(the scripted model, or real Claude on opt-in), that the endpoint answers and takes the credential (one probe;
+`--no-probe` skips it), and a writable state dir. One clear error (exit 2) naming the file, the key and the fix,
+or a summary — never "ok" when no passhat provider was checked.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ import difflib
 import os
 import re
 import shlex
+import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -90,7 +94,8 @@ def _passhat_providers(path: Path, data: dict) -> list[tuple[str, dict]]:
     providers = data.get("providers", data.get("targets"))
     if not isinstance(providers, list) or not providers:
         raise PasshatError(f"{path}: key 'providers' must be a non-empty list; add - id: file://{_PROVIDER_FILE}")
-    found, ids = [], []
+    found: list[tuple[str, dict]] = []
+    ids = []
     for index, entry in enumerate(providers):
         where = f"providers[{index}]"
         if isinstance(entry, dict) and "id" not in entry and len(entry) == 1:  # {ID: {config: ...}}
@@ -181,6 +186,83 @@ def _probe(path: Path, label: str, config: ProviderConfig) -> str:
     raise PasshatError(f"{path}: provider {label!r}: the model endpoint: {found.problem}{fix}")
 
 
+_GENERATOR_DIR = re.compile(r"tests_generator\(\s*__file__\s*(?:,\s*(?:tasks_dir\s*=\s*)?[\"']([^\"']+)[\"'])?")
+
+
+def _tasks_dir(path: Path, tests: object) -> Path | None:
+    """The tasks folder the config's test generator loads: `tasks/promptfoo_tests.py`'s folder, or the one an entry
+    file written by `passhat init` names (`tests_generator(__file__, tasks_dir="tasks")`); None for other tests."""
+    if not isinstance(tests, str):
+        return None
+    file = path.parent / tests.removeprefix("file://").split(":")[0]
+    if file.name == "promptfoo_tests.py":
+        return file.parent
+    if file.suffix == ".py" and file.is_file() and (found := _GENERATOR_DIR.search(file.read_text(errors="replace"))):
+        return file.parent / (found.group(1) or "tasks")
+    return None
+
+
+def _dotenv(folder: Path) -> dict[str, str]:
+    """NAME=value lines of the .env promptfoo loads from its folder (it never overrides the environment)."""
+    try:
+        lines = (folder / ".env").read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return {}
+    pairs = (line.removeprefix("export ").split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
+    return {name.strip(): value.strip().strip("\"'") for name, value in pairs}
+
+
+def _promptfoo_python(path: Path, configs: list[dict]) -> tuple[str, str]:
+    """The Python promptfoo will run for passhat's provider and hooks, and how it finds it (promptfoo 0.123.1's
+    order: `pythonExecutable:` in a provider's config, PROMPTFOO_PYTHON, then `python`, then `python3` on PATH)."""
+    explicit = [c["pythonExecutable"] for c in configs if isinstance(c.get("pythonExecutable"), str)]
+    if explicit:
+        return explicit[0], "pythonExecutable in the provider's config"
+    if env := os.environ.get("PROMPTFOO_PYTHON") or _dotenv(path.parent).get("PROMPTFOO_PYTHON"):
+        return env, "PROMPTFOO_PYTHON"
+    for name in ("python", "python3"):
+        if found := shutil.which(name):
+            return found, f"`{name}` on PATH"
+    return "python3", "nothing on PATH"
+
+
+def _imports_passhat(path: Path, configs: list[dict]) -> str:
+    """One line: the Python promptfoo will run imports passhat; else an error with the fix (promptfoo would fail
+    every trial with a ModuleNotFoundError, after it started them)."""
+    python, how = _promptfoo_python(path, configs)
+    probe = "import passhat, sys; print(passhat.__file__)"
+    try:
+        done = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=60, check=False)
+        problem = None if done.returncode == 0 else (done.stderr.strip().splitlines() or ["no output"])[-1]
+    except (OSError, subprocess.TimeoutExpired) as error:
+        problem = str(error)
+    if problem is not None:
+        msg = (f"{path}: promptfoo will run {python} ({how}), which cannot import passhat ({problem}); activate the "
+               f"venv passhat is installed in, or export PROMPTFOO_PYTHON={shlex.quote(sys.executable)}")  # fmt: skip
+        raise PasshatError(msg)
+    return f"promptfoo's Python: {python} ({how}) imports passhat from {Path(done.stdout.strip()).parent}"
+
+
+def _extensions(path: Path, data: dict) -> list[str]:
+    """Each `file://` extension hook exists (promptfoo would fail at the very end of the eval, after every trial),
+    and the report settings passhat's afterAll reads are sound."""
+    from passhat.extension._verdict import settings
+
+    lines = []
+    for index, entry in enumerate(data.get("extensions") or []):
+        match = _FILE_ID.match(entry) if isinstance(entry, str) else None
+        if match and not (path.parent / match.group(2)).is_file():
+            msg = (f"{path}: key 'extensions[{index}]': {entry!r}: no such file {path.parent / match.group(2)} "
+                   "(promptfoo would fail after the last trial); give its path relative to the config")  # fmt: skip
+            raise PasshatError(msg)
+        if match and match.group(3) == ":afterAll":
+            lines.append(f"extension {entry}: promptfoo eval ends with passhat's verdict")
+    wanted = settings(data, os.environ, str(path))
+    lines += [f"afterAll writes {target}" for target in wanted.reports]
+    lines += [f"afterAll appends the eval to {wanted.history}"] if wanted.history else []
+    return lines
+
+
 def validate(path: Path, repeat: int | None, largest_k: int | None, probe: bool = True) -> list[str]:
     """Checked facts, one line each; raises PasshatError at the first problem."""
     from passhat.graders import load_graded_tasks as load_tasks
@@ -189,15 +271,17 @@ def validate(path: Path, repeat: int | None, largest_k: int | None, probe: bool 
     data = _load_config(path)
     _check_top_keys(path, data)
     providers = []
-    for label, raw in _passhat_providers(path, data):
+    found = _passhat_providers(path, data)
+    for label, raw in found:
         try:
             providers.append((label, parse_config({**raw, "basePath": str(path.parent)})))
         except PasshatError as error:
             raise PasshatError(f"{path}: provider {label!r}: {error}") from None
     lines = [f"provider {label}: config ok" for label, _ in providers]
-    tests, tasks = data.get("tests"), []
-    if isinstance(tests, str) and "promptfoo_tests.py" in tests:
-        tasks_dir = (path.parent / tests.removeprefix("file://").split(":")[0]).parent
+    lines.append(_imports_passhat(path, [raw for _, raw in found]))
+    lines += _extensions(path, data)
+    tasks = []
+    if (tasks_dir := _tasks_dir(path, data.get("tests"))) is not None:
         tasks = load_tasks(tasks_dir)
         lines.append(f"{len(tasks)} task(s) in {tasks_dir}: {', '.join(t.id for t in tasks)}")
         from passhat.graders import preflight

@@ -86,12 +86,13 @@ def serve(
         _write_atomically(Path(url_file), f"{server.url}\n")
     if port_file:
         _write_atomically(Path(port_file), f"{server.server_address[1]}\n")
-    where = f"URL in {url_file}" if url_file else "give the harness the URL: pass --url-file FILE"
-    print(
-        f"passhat fake-model: {redact(server.url)} ({where}; script {script}, tasks {tasks})",
-        file=sys.stderr,
-        flush=True,
+    where = f"in {url_file}" if url_file else "not written: pass --url-file FILE and give it to the harness"
+    lines = (  # short lines: a long tasks path gets a line of its own
+        f"passhat fake-model: {redact(server.url)}, script {script}",
+        f"  the URL with its secret: {where}",
+        f"  tasks: {tasks}",
     )
+    print("\n".join(lines), file=sys.stderr, flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

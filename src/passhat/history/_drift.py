@@ -1,37 +1,29 @@
 """`passhat drift`: append an eval to the score history, then say whether quality fell below its baseline.
 
-The rule (pure functions `sample`, `overall`, `verdict`): a series is (task, provider, metric, judge_version);
-its baseline is its first full batch (every trial scored, n >= 2) or the batch of `--baseline EVAL_ID`.
-A new batch DRIFTS when its mean falls below the baseline mean by more than
-
-  * Z = 2 standard errors of the batch mean, SE = s / sqrt(n) with s the sample standard deviation (n - 1), or
-  * the absolute threshold: `--abs` points on a 1-5 scale, default 0.3. Scores are in 0..1, and 1..5 maps
-    onto 0..1 as (s - 1) / 4, so one point is 1/4 and 0.3 points is 0.3 / 4 = 0.075 in score units.
-
-`falls by more than` is strict (drop > limit). The SE test is skipped when the batch has n < 2 (no s).
-Overall (per provider, metric, judge_version) compares the mean of the task means over the tasks that have a
-baseline: mean = (1/T) * sum(mean_t), SE = (1/T) * sqrt(sum(SE_t^2)). Series with different judge_version are
-never compared: a new judge_version starts a new series, with its own baseline.
+The rule is `_rule`'s (its docstring says it whole): by default each trial's pass/fail, a drop of the pass rate by
+more than 2 standard errors of the difference; for a score, a drop by more than 2 SE of the batch mean or by more
+than the absolute threshold. Series with different judge_version are never compared: a new judge_version starts a
+new series, with its own baseline.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from statistics import fmean, stdev
 from typing import Any, Literal
 
 from passhat._errors import PasshatError, ResultsError
 from passhat.history._explain import explain, explain_lines
+from passhat.history._rule import DEFAULT_ABS_POINTS, Sample, Verdict, Z, abs_threshold, overall, sample, verdict
 from passhat.history._store import (
     AGGREGATE,
     DEFAULT_DB,
     NAMED_PREFIX,
+    PASS,
     ScoreRow,
     append_batch,
     appended_at,
@@ -41,70 +33,9 @@ from passhat.history._store import (
     open_history,
 )
 
-Z = 2.0
-SCALE_MIN, SCALE_MAX = 1.0, 5.0
-DEFAULT_ABS_POINTS = 0.3
 Status = Literal["ok", "drift", "baseline", "no-baseline", "unscored"]
 SeriesKey = tuple[str, str, str, str]  # task, provider, metric, judge_version
 Batches = dict[SeriesKey, dict[str, list[ScoreRow]]]  # series -> eval id -> its rows, oldest eval first
-
-
-# --- the rule (pure) --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Sample:
-    """n scored trials, their mean and the standard error of the mean (None when n < 2)."""
-
-    n: int
-    mean: float | None
-    se: float | None
-
-
-@dataclass(frozen=True)
-class Verdict:
-    drop: float  # baseline mean - batch mean; positive = worse
-    se_limit: float | None  # Z * SE of the batch mean; None when the batch has n < 2
-    abs_limit: float
-    by_se: bool
-    by_abs: bool
-
-    @property
-    def drifted(self) -> bool:
-        return self.by_se or self.by_abs
-
-
-def abs_threshold(points: float) -> float:
-    """`points` on a 1-5 scale in 0..1 score units: points / (5 - 1); 0.3 -> 0.075."""
-    return points / (SCALE_MAX - SCALE_MIN)
-
-
-def sample(scores: Sequence[float]) -> Sample:
-    """Mean and SE = s / sqrt(n) of the scored trials (s with n - 1 in the denominator)."""
-    n = len(scores)
-    if n == 0:
-        return Sample(0, None, None)
-    return Sample(n, fmean(scores), stdev(scores) / math.sqrt(n) if n >= 2 else None)
-
-
-def overall(samples: Sequence[Sample]) -> Sample:
-    """Mean of task means, SE = sqrt(sum SE_t^2) / T (tasks weigh equally); SE None if any task lacks one."""
-    scored = [s for s in samples if s.mean is not None]
-    if not scored:
-        return Sample(0, None, None)
-    means = [s.mean for s in scored if s.mean is not None]
-    ses = [s.se for s in scored if s.se is not None]
-    se = math.sqrt(sum(se**2 for se in ses)) / len(means) if len(ses) == len(means) else None
-    return Sample(sum(s.n for s in scored), sum(means) / len(means), se)
-
-
-def verdict(baseline: Sample, batch: Sample, abs_limit: float, z: float = Z) -> Verdict:
-    """Drift if the batch mean is below the baseline mean by more than z * SE(batch) or by more than abs_limit."""
-    if baseline.mean is None or batch.mean is None:
-        raise ValueError("verdict needs a scored baseline and a scored batch (n >= 1 each).")
-    drop = baseline.mean - batch.mean
-    se_limit = None if batch.se is None else z * batch.se
-    return Verdict(drop, se_limit, abs_limit, se_limit is not None and drop > se_limit, drop > abs_limit)
 
 
 # --- series -----------------------------------------------------------------------------------------------------
@@ -140,11 +71,12 @@ def _scores(rows: Sequence[ScoreRow]) -> list[float]:
 
 
 def analyze(
-    rows: Sequence[ScoreRow], eval_id: str, abs_limit: float, baseline_eval: str | None = None
+    rows: Sequence[ScoreRow], eval_id: str, abs_limit: float | None, baseline_eval: str | None = None
 ) -> list[SeriesResult]:
     """One SeriesResult per series in `eval_id`, then one "(overall)" per (provider, metric, judge_version).
 
-    `rows` are every stored row of those series (and of their other judge versions), oldest eval first.
+    `rows` are every stored row of those series (and of their other judge versions), oldest eval first. A "pass"
+    series is compared by the SE of the difference of the two pass rates (see the module docstring).
     """
     batches: Batches = {}
     for row in _infra_errors_in_their_series(rows):
@@ -166,7 +98,7 @@ def analyze(
             continue  # one task: its own row already says it
         base = overall([r.baseline for r in group if r.baseline is not None])
         new = overall([r.batch for r in group])
-        check = verdict(base, new, abs_limit)
+        check = verdict(base, new, abs_limit, difference=metric == PASS)
         status: Status = "drift" if check.drifted else "ok"
         key = ("(overall)", provider, metric, judge)
         results.append(SeriesResult(*key, status, None, base, new, 0, check, (f"mean of {len(group)} task means",)))
@@ -203,7 +135,12 @@ def _judge_note(key: SeriesKey, batches: Batches, pos: dict[str, int], now: int)
 
 
 def _series(
-    key: SeriesKey, batches: Batches, pos: dict[str, int], eval_id: str, abs_limit: float, baseline_eval: str | None
+    key: SeriesKey,
+    batches: Batches,
+    pos: dict[str, int],
+    eval_id: str,
+    abs_limit: float | None,
+    baseline_eval: str | None,
 ) -> SeriesResult:
     evals = batches[key]
     new_rows = evals[eval_id]
@@ -234,7 +171,7 @@ def _series(
     models = (_models(base_rows), _models(new_rows))
     if models[0] != models[1]:
         notes.append(f"model changed: {models[0]} -> {models[1]}")
-    check = verdict(base, batch, abs_limit)
+    check = verdict(base, batch, abs_limit, difference=key[2] == PASS)
     if not check.drifted:
         return SeriesResult(*key, "ok", base_id, base, batch, unscored, check, tuple(notes))
     # Ties: the first in row order (max/min keep the first of equal keys).
@@ -256,7 +193,7 @@ def _f(value: float | None) -> str:
 
 def _reasons(v: Verdict) -> str:
     parts = [f"> 2xSE {v.se_limit:.3f}"] if v.by_se and v.se_limit is not None else []
-    parts += [f"> abs {v.abs_limit:.3f}"] if v.by_abs else []
+    parts += [f"> abs {v.abs_limit:.3f}"] if v.by_abs and v.abs_limit is not None else []
     return ", ".join(parts)
 
 
@@ -325,26 +262,40 @@ def _series_json(r: SeriesResult) -> dict[str, Any]:
 # --- the command ------------------------------------------------------------------------------------------------
 
 
+def metric_key(metric: str | None) -> str:
+    """The stored metric `--metric` names: pass (default), score, or a named score (with or without its prefix)."""
+    if metric in (None, PASS):
+        return PASS
+    if metric == AGGREGATE or metric.startswith(NAMED_PREFIX):
+        return metric
+    return NAMED_PREFIX + metric
+
+
 def run_drift(
     results: str | Path,
     *,
     db: str | Path = DEFAULT_DB,
     metric: str | None = None,
     baseline: str | None = None,
-    abs_points: float = DEFAULT_ABS_POINTS,
+    abs_points: float | None = None,
     fail_on_drift: bool = False,
     fmt: Literal["table", "json"] = "table",
 ) -> int:
-    """Validate, append (once per evalId), analyze, print. 1 on drift with fail_on_drift, else 0."""
+    """Validate, append (once per evalId), analyze, print. 1 on drift with fail_on_drift, else 0.
+
+    `metric`: None or "pass" (the default: the outcome), "score" (the row's aggregate), else a named score
+    (`tests`, `judge.clarity`; `namedScores.NAME` too). `abs_points` None: 0.3 for a score, none for "pass"."""
     batch = batch_from_results(results)  # every results-file problem surfaces before the db is touched
-    key = AGGREGATE if metric is None else NAMED_PREFIX + metric
+    key = metric_key(metric)
     if not any(row.metric == key for row in batch.rows):
-        names = sorted({row.metric[len(NAMED_PREFIX) :] for row in batch.rows if row.metric != AGGREGATE})
+        names = sorted({row.metric[len(NAMED_PREFIX) :] for row in batch.rows if row.metric.startswith(NAMED_PREFIX)})
         msg = (
-            f"{results}: no row has namedScores.{metric}; names there: {', '.join(names) or 'none'}; "
-            "pass one of them to --metric, or drop --metric to use the row's score"
+            f"{results}: no row has {key}; named scores there: {', '.join(names) or 'none'}; pass one of them to "
+            "--metric, or `--metric pass` (the default: each trial's pass/fail) or `--metric score` (the row's score)"
         )
         raise ResultsError(msg)
+    if abs_points is None:
+        abs_points = None if key == PASS else DEFAULT_ABS_POINTS
     conn = open_history(db)
     try:  # one transaction appends; the reads after it see the eval whether it was just appended or not
         if baseline is not None and baseline != batch.eval_id and appended_at(conn, baseline) is None:
@@ -359,7 +310,7 @@ def run_drift(
         raise PasshatError(f"{db}: reading the history failed ({error}); move it aside or pass another --db") from None
     finally:
         conn.close()
-    abs_limit = abs_threshold(abs_points)
+    abs_limit = None if abs_points is None else abs_threshold(abs_points)
     series = analyze(rows, batch.eval_id, abs_limit, baseline)
     explains = [explain(r.best, r.worst) for r in series if r.best is not None and r.worst is not None]
     trials = len({row.row_index for row in batch.rows})
@@ -368,10 +319,15 @@ def run_drift(
         if appended
         else f"eval {batch.eval_id} is already in {db} (appended {when}); not appended again"
     )
-    rule = (
-        f"metric {key}; drift = batch mean below the baseline mean by more than {Z:g}xSE of the batch mean, "
-        f"or by more than {abs_limit:.4f} ({abs_points:g} points on a 1-5 scale / 4)"
-    )
+    if key == PASS:
+        rule = (
+            f"metric pass (each trial passed 1 / failed 0: the mean is the pass rate); drift = pass rate below the "
+            f"baseline's by more than {Z:g}xSE of the difference"
+        )
+    else:
+        rule = f"metric {key}; drift = batch mean below the baseline mean by more than {Z:g}xSE of the batch mean"
+    if abs_limit is not None and abs_points is not None:
+        rule += f", or by more than {abs_limit:.4f} ({abs_points:g} points on a 1-5 scale / 4)"
     drifted = [r.name for r in series if r.status == "drift"]
     if fmt == "json":
         print(

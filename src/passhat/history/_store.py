@@ -1,15 +1,18 @@
 """The history of graded scores: an SQLite file (`.passhat/history.db` by default) that `passhat drift` appends to.
 
 One eval (a Promptfoo `-o` results file, keyed by its `evalId`) is appended as one batch, in one transaction:
-one row per (trial, metric). Metric "score" is the row's `score` (Promptfoo's aggregate, 0..1); metric
-"namedScores.NAME" is the row's `namedScores[NAME]`. A NULL score means unscored (an infra error, or a trial
-without that named score) — never a 0.
+one row per (trial, metric). Metric "pass" is the trial's outcome, 1.0 passed or 0.0 failed (its mean is the pass
+rate: what the verdict is about); "score" is the row's `score` (Promptfoo's aggregate, 0..1); "namedScores.NAME"
+is the row's `namedScores[NAME]` (a grader's score, a judge criterion's `judge.clarity`). A NULL score means
+unscored (an infra error, a judge that could not be read, or a trial without that named score) — never a 0.
 
 The schema is versioned with `PRAGMA user_version` and upgraded in place by MIGRATIONS, inside one transaction:
   v1  evals(eval_id, eval_time, appended_at); scores(eval_id, task, provider, trial, score, passed,
       judge_version, model)
   v2  + evals.source; + scores.metric (old rows: 'score'), row_index, transcript_path, patch_path, cost_usd,
       turns; an index on the series key (task, provider, metric, judge_version)
+  v3  + metric 'pass' for the evals already stored, from each 'score' row's `passed` (a judge-unscored trial of
+      an old eval reads as failed: its row kept no sign of it)
 """
 
 from __future__ import annotations
@@ -26,9 +29,11 @@ from typing import Any
 
 from passhat._errors import PasshatError, ResultsError
 from passhat.judge._status import grader_components
+from passhat.results import VIEWER_PREFIX
 from passhat.results._rows import Trial, load_trials
 
 DEFAULT_DB = ".passhat/history.db"
+PASS = "pass"
 AGGREGATE = "score"
 NAMED_PREFIX = "namedScores."
 MIGRATIONS: tuple[str, ...] = (
@@ -48,6 +53,13 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE scores ADD COLUMN cost_usd REAL;
     ALTER TABLE scores ADD COLUMN turns INTEGER;
     CREATE INDEX scores_series ON scores (task, provider, metric, judge_version);
+    """,
+    """
+    INSERT INTO scores (eval_id, task, provider, trial, score, passed, judge_version, model, metric, row_index,
+                        transcript_path, patch_path, cost_usd, turns)
+    SELECT eval_id, task, provider, trial, CASE passed WHEN 1 THEN 1.0 WHEN 0 THEN 0.0 END, passed, judge_version,
+           model, 'pass', row_index, transcript_path, patch_path, cost_usd, turns
+    FROM scores WHERE metric = 'score' ORDER BY rowid;
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -152,8 +164,13 @@ def batch_from_results(path: str | Path) -> EvalBatch:
             named.append({})
             continue
         judges = _judge_components(raw)
-        one: dict[str, float | None] = {AGGREGATE: _unit_score(path, f"{at}.score", raw.get("score"))}
+        one: dict[str, float | None] = {
+            PASS: None if trial.unscored else float(trial.passed),
+            AGGREGATE: _unit_score(path, f"{at}.score", raw.get("score")),
+        }
         for name, value in scores.items():
+            if name.startswith(VIEWER_PREFIX):  # the suite's running figures for the viewer, not a grade
+                continue
             judge = judges.get(name) or judges.get(name.split(".")[0])
             unscored = judge is not None and judge.get("judge_unscored")
             one[NAMED_PREFIX + name] = None if unscored else _unit_score(path, f"{at}.namedScores.{name}", value)
@@ -167,7 +184,7 @@ def batch_from_results(path: str | Path) -> EvalBatch:
             for metric in one
         }
         every = sorted({str(j["judge_version"]) for j in judges.values() if j.get("judge_version")})
-        versions[index][AGGREGATE] = "+".join(every) or None
+        versions[index][AGGREGATE] = versions[index][PASS] = "+".join(every) or None
     # Every (task, provider) stores the same metrics on each of its trials: NULL where a trial lacks one,
     # so a batch knows how many of its trials went unscored.
     metrics: dict[tuple[str, str], set[str]] = {}

@@ -18,6 +18,8 @@ from passhat.report import _formats as fmt
 from passhat.report._formats import Format
 from passhat.report._parallel import fold_file
 from passhat.report._summary import TaskSummary, finish
+from passhat.report._tables import MIN_NAME, WIDTH, cut, wrap
+from passhat.report._words import interval_note
 from passhat.stats._estimators import fisher_exact, holm
 from passhat.stats._suite import (
     LEVEL,
@@ -25,6 +27,7 @@ from passhat.stats._suite import (
     SEED,
     paired_change,
     paired_change_interval,
+    shown_interval,
 )
 
 
@@ -133,12 +136,14 @@ def compare_data(
     """Every figure of the comparison as plain JSON-ready data."""
     results = compare(pairs, alpha)
     counts = [((c.base.n, c.base.passes), (c.new.n, c.new.passes)) for c in results if c.p_value is not None]
-    interval = paired_change_interval(counts, resamples=resamples, seed=seed)
+    mean = paired_change(counts)
+    interval, why = shown_interval(len(counts), mean, paired_change_interval(counts, resamples=resamples, seed=seed))
     verdicts = [c.verdict for c in results]
     suite = {
         "tasks": len(counts),
-        "mean_change": paired_change(counts),
+        "mean_change": mean,
         "ci_95": list(interval) if interval else None,
+        "ci_note": interval_note(why, len(counts)),
         "better": verdicts.count("better"),
         "worse": verdicts.count("worse"),
         "no_detectable_change": sum(v.startswith("no detectable") for v in verdicts),
@@ -176,7 +181,9 @@ def _summary_lines(data: dict[str, Any]) -> list[str]:
         f"{suite['no_detectable_change']} with no detectable change "
         f"(Fisher's exact test, two-sided, Holm-adjusted, alpha {data['alpha']:g})."
     ]
-    if suite["mean_change"] is not None:
+    if suite["mean_change"] is not None and suite["ci_95"] is None:
+        lines.append(f"Mean change in pass rate over tasks: {fmt.signed(suite['mean_change'])} ({suite['ci_note']}).")
+    elif suite["mean_change"] is not None:
         low, high = suite["ci_95"]
         if low > 0 or high < 0:
             call = "the suite as a whole got " + ("better" if low > 0 else "worse")
@@ -202,7 +209,10 @@ def render(form: Format, data: dict[str, Any]) -> str:
     if form == "csv":
         keys = ["task", "base_n", "base_passes", "base_errors", "new_n", "new_passes", "new_errors",
                 "base_rate", "new_rate", "change", "p_value", "p_holm", "verdict"]  # fmt: skip
-        return fmt.csv_text(keys, ([t[key] for key in keys] for t in data["tasks"]))
+        suite = data["suite"]  # on every row, as in the report's CSV: the suite's change and its interval or why not
+        whole = [suite["mean_change"], *(suite["ci_95"] or [None, None]), suite["ci_note"]]
+        head = [*keys, "suite_mean_change", "suite_low", "suite_high", "suite_note"]
+        return fmt.csv_text(head, ([*(t[key] for key in keys), *whole] for t in data["tasks"]))
     rows = [
         [
             t["task"], f"{t['base_passes']}/{t['base_n']}", f"{t['new_passes']}/{t['new_n']}", fmt.signed(t["change"]),
@@ -215,7 +225,13 @@ def render(form: Format, data: dict[str, Any]) -> str:
     if form == "md":
         lines = (f"- {fmt.md_text(line)}" for line in intro + data["summary"])
         return "\n".join([fmt.markdown(head, rows, left), "", *lines])
-    return "\n".join([*intro, "", fmt.aligned(head, rows, left), "", *data["summary"]]).lstrip("\n")
+    while max(map(len, fmt.aligned(head, rows, left).splitlines())) > WIDTH:  # in 120 columns: task names cut
+        longest = max(len(row[0]) for row in rows)
+        if longest <= MIN_NAME:
+            break
+        rows = [[cut(row[0], longest - 1), *row[1:]] for row in rows]
+    table = fmt.aligned(head, rows, left)
+    return "\n".join([*map(wrap, intro), "", table, "", *map(wrap, data["summary"])]).lstrip("\n")
 
 
 def run_compare(

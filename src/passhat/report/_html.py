@@ -2,7 +2,7 @@
 
 `page(data)` lays out report_data's dict and nothing else: where the figures come from, the verdict per task,
 the summary in words, the gates, the suite per provider, the per-task tables (the figures of `--format table
---wide`, `_html_tables`), the infra errors, and plots drawn in `_plots`. Every figure is marked
+--wide`, `_html_tables`), the infra errors, the LLM judge's table, and plots drawn in `_plots`. Every figure is marked
 `data-figure="TASK|PROVIDER|NAME" data-value="JSON"`, NAME being its key in the task's JSON object
 (`pass_hat_k.3`); suite figures use TASK `(suite)`; a gate is `(gate)|GATE|passed`; report-wide ones
 `(report)||NAME`. `history_data()` reads the mean score per eval from a `passhat drift` history for the drift plot.
@@ -21,7 +21,7 @@ from statistics import fmean
 from typing import Any
 
 from passhat._errors import PasshatError
-from passhat.report._html_tables import gates_list, infra_table, suite_table, task_tables, verdict_table
+from passhat.report._html_tables import gates_list, infra_table, judge_table, suite_table, task_tables, verdict_table
 from passhat.report._plots import (
     cost_chart,
     esc,
@@ -53,6 +53,7 @@ th.l, td.l, tbody th { text-align: left; font-weight: normal; }
 th.name, td.name { white-space: normal; overflow-wrap: normal; word-break: normal; hyphens: none; min-width: 6em; }
 td.wrap { white-space: normal; min-width: 16em; } td.wrap code { overflow-wrap: anywhere; }
 td .ci { display: block; color: var(--muted); font-size: 12px; }
+td .ci.note { white-space: normal; min-width: 9em; }  /* "not enough tasks ...": words, wrapped in their column */
 tbody tr:hover { background: #f8fafc; }
 td.flaky { color: var(--warn); font-weight: 600; }
 .marked { font-weight: 700; color: var(--accent); }
@@ -131,8 +132,9 @@ def _history_section(history: dict[str, Any]) -> str:
     span = f"{first['eval_id']} ({first['eval_time']})" + (
         f" to {last['eval_id']} ({last['eval_time']})" if last is not first else ""
     )
+    what = "Pass rate" if history["metric"] == "pass" else f"Mean {esc(history['metric'])}"
     return (
-        f'<h2 id="drift">Drift over evals</h2><p class="note">Mean {esc(history["metric"])} (0..1) per eval '
+        f'<h2 id="drift">Drift over evals</h2><p class="note">{what} (0..1) per eval '
         f"from <code>{esc(history['db'])}</code>, oldest first: {esc(span)}; <code>passhat drift</code> says "
         "which drops are drift. A new judge_version is a new series, never joined to the old one.</p>"
         f'<div class="panels" id="plot-history">{"".join(panels)}</div>'
@@ -204,6 +206,7 @@ def page(data: dict[str, Any], highlight: int | None = None) -> str:
         f'<h2 id="per-task">Per task</h2>{task_tables(data, highlight)}',
         cheat_html(data.get("cheats")),
         infra_table(data),
+        judge_table(data),
         '<h2 id="pass-rate">Pass rate and its 95% interval</h2><p class="legend">'
         '<span class="swatch" style="background:var(--good)"></span>every trial passed'
         '<span class="swatch" style="background:var(--warn)"></span>flaky'
@@ -235,15 +238,16 @@ def check_history(db: str | Path) -> None:
 
 
 def history_data(db: str | Path, pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
-    """Mean score (0..1) per eval of each (task, provider, judge_version) series in a `passhat drift` history."""
-    from passhat.history._store import AGGREGATE, eval_order, load_rows, open_history
+    """Pass rate per eval of each (task, provider, judge_version) series in a `passhat drift` history (its metric
+    "pass", the mean of each trial's 1 / 0: what the verdict is about, and drift's default)."""
+    from passhat.history._store import PASS, eval_order, load_rows, open_history
 
     check_history(db)
     conn = open_history(db)
     try:
         order = eval_order(conn)
         times = dict(conn.execute("SELECT eval_id, eval_time FROM evals").fetchall())
-        rows = load_rows(conn, AGGREGATE, pairs)
+        rows = load_rows(conn, PASS, pairs)
     except sqlite3.Error as error:
         raise PasshatError(f"--db {db}: reading the history failed ({error}); pass another --db") from None
     finally:
@@ -254,7 +258,7 @@ def history_data(db: str | Path, pairs: Sequence[tuple[str, str]]) -> dict[str, 
     seen = {eval_id for batches in series.values() for eval_id in batches}
     return {
         "db": str(db),
-        "metric": AGGREGATE,
+        "metric": PASS,
         "evals": [{"eval_id": e, "eval_time": times[e]} for e in order if e in seen],
         "series": [
             {"task": task, "provider": provider, "judge_version": judge, "batches": [

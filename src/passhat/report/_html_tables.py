@@ -13,8 +13,8 @@ from typing import Any
 
 from passhat.report import _formats as fmt
 from passhat.report._plots import esc, figure
-from passhat.report._tables import columns
-from passhat.report._words import ORDER, SCRIPTED_MARK, verdict_parts
+from passhat.report._tables import JUDGE_TITLE, columns, judge_rows
+from passhat.report._words import ESTIMATORS_NOTE, ORDER, SCRIPTED_MARK, estimate_text, suite_interval, verdict_parts
 
 MORE = ("unsc", "clean", "mean s", "p90 s", "turns", "mean $")  # the second table, with pass@k for k > 1
 SCRIPTED_TITLE = "scripted model (passhat fake-model): made-up tokens priced as if real, not money spent"
@@ -91,7 +91,8 @@ def task_tables(data: dict[str, Any], highlight: int | None) -> str:
     legend = f' <abbr class="scripted">{SCRIPTED_MARK}</abbr> {SCRIPTED_TITLE}.' if scripted else ""
     first = (
         "n: trials without an infra error; pass: passes among them (c); gamed: trials caught gaming the tests, "
-        f"passed or not (-: not looked for); err: infra errors, outside n; n&lt;k: undefined.{provider}{legend}"
+        f"passed or not (-: not looked for); err: infra errors, outside n; n&lt;k: undefined. {esc(ESTIMATORS_NOTE)}"
+        f"{provider}{legend}"
     )
     second = f"More per task: unsc (judge unreadable, outside n), pass@k, health, time, cost.{legend}"
     return table("tasks", main, first) + table("tasks-more", more, second)
@@ -109,15 +110,47 @@ def verdict_table(data: dict[str, Any]) -> str:
         name, verdict, evidence = verdict_parts(task, several)
         v, key = task["verdict"], (task["task"], task["provider"])
         css = {"safe": "pass", "not safe": "fail"}.get(verdict, "warn")
+        shown = esc(evidence)
+        if v["estimate"] is not None:  # the estimate as a figure of its own: (c/n)^k, inside the interval beside it
+            head = estimate_text(v)
+            shown = (
+                f"<span{figure(*key, 'verdict.estimate', v['estimate'])}>{esc(head)}</span>{esc(evidence[len(head) :])}"
+            )
         rows.append(
             f'<tr><th scope="row" class="name" data-label="task">{_name(name)}</th>'
             f'<td class="l {css}" data-label="verdict"{figure(*key, "verdict.verdict", v["verdict"])}>{esc(verdict)}</td>'
-            f'<td class="l wrap" data-label="evidence"{figure(*key, "verdict.ci_95", v["ci_95"])}>{esc(evidence)}</td></tr>'
+            f'<td class="l wrap" data-label="evidence"{figure(*key, "verdict.ci_95", v["ci_95"])}>{shown}</td></tr>'
         )
     return (
         '<div class="scroll"><table id="verdict" class="data"><thead><tr><th scope="col" class="l">task</th>'
-        '<th scope="col" class="l">verdict</th><th scope="col" class="l">evidence: pass^k, its 95% interval, '
-        f"passes; what would decide it</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        '<th scope="col" class="l">verdict</th><th scope="col" class="l">evidence: the estimate (c/n)^k of pass^k, its '
+        f"95% interval; what would decide it</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def judge_table(data: dict[str, Any]) -> str:
+    """The LLM judge's table (the cells of `--format table --wide`'s): per task, provider, judge and judge_version,
+    the trials scored and unscored, the mean score, the passes, and each criterion's mean (pairwise: the winners).
+    Figures carry `data-figure="TASK|PROVIDER|judge.JUDGE.JUDGE_VERSION.NAME"`; "" when no row was judged."""
+    judge = data.get("judge") or []
+    if not judge:
+        return ""
+    head, rows, details = judge_rows(judge)
+    figures = {5: "scored", 6: "unscored", 7: "mean_score", 8: "passes"}
+    body = []
+    for d, row, detail in zip(judge, rows, details, strict=True):
+        cells = [f'<th scope="row" class="name" data-label="task">{_name(row[0])}</th>']
+        cells += [f'<td class="l name" data-label="{esc(head[i])}">{_name(row[i])}</td>' for i in range(1, 5)]
+        for i, name in figures.items():
+            at = figure(d["task"], d["provider"], f"judge.{d['judge']}.{d['judge_version']}.{name}", d[name])
+            cells.append(f'<td data-label="{esc(head[i])}"{at}>{esc(row[i])}</td>')
+        cells.append(f'<td class="l wrap" data-label="detail">{esc(detail)}</td>')
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    heads = "".join(f'<th scope="col" class="{"l" if i < 5 else ""}">{esc(h)}</th>' for i, h in enumerate(head))
+    return (
+        f'<h2 id="judge">LLM judge</h2><p class="note">{esc(JUDGE_TITLE)}.</p><div class="scroll"><table id="judge-table" '
+        f'class="data"><thead><tr>{heads}<th scope="col" class="l">detail</th></tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
     )
 
 
@@ -168,13 +201,15 @@ def suite_table(data: dict[str, Any]) -> str:
         for k in ks:
             f = p["mean_pass_hat_k"][str(k)]
             ci = f["ci_95"]
-            interval = f" ({esc(fmt.interval((ci[0], ci[1])))})" if ci else ""
+            note = f["ci_note"]
+            interval = f" ({esc(suite_interval(ci, None, f['tasks']) if ci else note)})" if ci or note else ""
             how = "exact bootstrap" if f["ci_method"] == "exact" else f"{f['resamples']} resamples"
             cells.append(
                 f'<td data-label="mean pass^{k}" title="{esc(how)}">'
                 f"<span{figure('(suite)', name, f'mean_pass_hat_k.{k}.mean', f['mean'])}>"
                 f"{esc(fmt.fraction(f['mean'], 'n<k'))}</span>"
-                f'<span class="ci"{figure("(suite)", name, f"mean_pass_hat_k.{k}.ci_95", ci)}>{interval}</span></td>'
+                f'<span class="ci{"" if ci else " note"}"{figure("(suite)", name, f"mean_pass_hat_k.{k}.ci_95", ci)}>'
+                f"{interval}</span></td>"
             )
         icc = p["icc1"]
         cells.append(_suite_td(name, "ICC(1)", "icc1", icc, "-" if icc is None else f"{icc:.2f}"))

@@ -21,7 +21,7 @@ from passhat.report._formats import FORMATS, Format
 from passhat.report._gates import GateResult, describe, evaluate, gate_ks, parse_gate
 from passhat.report._parallel import fold_file
 from passhat.report._summary import ProviderSuite, TaskSummary, finish, provider_suites
-from passhat.report._words import SAFE_AT, summary_lines, verdict_of
+from passhat.report._words import SAFE_AT, interval_note, summary_lines, verdict_of
 from passhat.report.cheats import cheat_data, split_impossible
 from passhat.results import _progress
 from passhat.results._causes import with_repeat
@@ -87,7 +87,8 @@ def _suite_data(suite: ProviderSuite) -> dict[str, Any]:
         "scanned": suite.scanned,
         "icc1": suite.icc1,
         "mean_pass_hat_k": {
-            k: {"mean": f.mean, "ci_95": list(f.interval) if f.interval else None, "tasks": f.tasks,
+            k: {"mean": f.mean, "ci_95": list(f.interval) if f.interval else None,
+                "ci_note": interval_note(f.no_interval, f.tasks), "tasks": f.tasks,
                 "undefined": list(f.undefined), "ci_method": f.method, "resamples": f.resamples,
                 "mc_error": f.mc_error}
             for k, f in suite.pass_hat_k.items()
@@ -202,10 +203,12 @@ def run_report(
     history_db: str | Path | None = None,
     safe_at: float = SAFE_AT,
     wide: bool = False,
+    source: str | None = None,
 ) -> int:
     """Load, summarize, print; gate outcomes go to `err` (stderr) too. 0, or 1 when a gate fails.
 
-    A big file read with `err` on a terminal shows a progress line there (see `_progress`)."""
+    A big file read with `err` on a terminal shows a progress line there (see `_progress`). `source` names where
+    the rows came from when that is not `path` (promptfoo's own rows, handed to passhat's extension)."""
     parsed = [parse_gate(text) for text in gates]  # bad gate text fails before the file is read
     if history_db is not None:  # before the file is read
         from passhat.report._html import check_history
@@ -230,7 +233,8 @@ def run_report(
     results = [evaluate(gate, suites) for gate in parsed]
     seen = [s.repeats_seen for s in summaries if s.repeats_seen is not None]
     models = (m for s in summaries for m in s.models)
-    origin = provenance(wrapper, str(path), models, max(seen) if seen else None, any(s.scripted for s in summaries))
+    scripted = any(s.scripted for s in summaries)
+    origin = provenance(wrapper, source or str(path), models, max(seen) if seen else None, scripted)
     data = report_data(
         summaries, suites, ks, unattended_runs=unattended_runs, ci_width=ci_width, resamples=resamples,
         seed=seed, gates=results, verdict_k=verdict_k, safe_at=safe_at, origin=origin, impossible=impossible,
@@ -240,7 +244,7 @@ def run_report(
 
         data["history"] = history_data(history_db, [(s.task, s.provider) for s in summaries])
     judged = any(s.judged for s in summaries)  # the judge's table costs a second pass: only when judged
-    if judged and form in ("json", "table", "md"):
+    if judged and form in ("json", "table", "md", "html"):
         from passhat.report._judge_summary import judge_summary
 
         data["judge"] = judge_summary(path)

@@ -278,7 +278,8 @@ def summarize(trials: Iterable[Trial], ks: Sequence[int], ci_width: float = 0.2)
 
 @dataclass(frozen=True)
 class KFigure:
-    """Mean pass^k over the tasks where it is defined (n >= k), with its cluster-bootstrap interval."""
+    """Mean pass^k over the tasks where it is defined (n >= k), with its cluster-bootstrap interval, or why the
+    interval is not shown (`stats._suite.shown_interval`: no task, not enough tasks, estimate outside)."""
 
     mean: float | None
     interval: tuple[float, float] | None
@@ -287,6 +288,7 @@ class KFigure:
     method: str | None = None  # "exact" (the bootstrap law computed whole) or "monte-carlo"
     resamples: int = 0  # Monte Carlo resamples drawn (0: exact)
     mc_error: float = 0.0  # estimated Monte Carlo standard error of the less certain bound
+    no_interval: suite_stats.NoInterval | None = None  # why `interval` is None
 
 
 @dataclass(frozen=True)
@@ -364,18 +366,20 @@ def provider_suites(
         tasks = tuple(s for s in summaries if s.provider == provider)
         counts = [(s.n, s.passes) for s in tasks]
         found = bootstrap.mean_pass_hat_k_bootstrap(counts, ks, resamples=resamples, seed=seed)
-        figures = {
-            str(k): KFigure(
-                mean=suite_stats.mean_pass_hat_k(counts, k),
-                interval=None if (b := found[k]) is None else b.interval,
-                tasks=sum(n >= k for n, _ in counts),
+        figures = {}
+        for k in ks:
+            mean, b, defined = suite_stats.mean_pass_hat_k(counts, k), found[k], sum(n >= k for n, _ in counts)
+            interval, why = suite_stats.shown_interval(defined, mean, None if b is None else b.interval)
+            figures[str(k)] = KFigure(
+                mean=mean,
+                interval=interval,
+                tasks=defined,
                 undefined=tuple(s.task for s in tasks if s.n < k),
                 method=None if b is None else b.method,
                 resamples=0 if b is None else b.resamples,
                 mc_error=0.0 if b is None else b.mc_error,
+                no_interval=why,
             )
-            for k in ks
-        }
         tiers = tuple(
             TierFigure(
                 tier=tier,

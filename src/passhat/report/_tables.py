@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from passhat.report import _formats as fmt
-from passhat.report._words import SCRIPTED_MARK, verdict_counts, verdict_lines, verdict_rule, verdict_table
+from passhat.report._words import (
+    ESTIMATORS_NOTE,
+    SCRIPTED_MARK,
+    verdict_counts,
+    verdict_lines,
+    verdict_rule,
+    verdict_table,
+)
 from passhat.report.cheats import cheat_csv, cheat_markdown, cheat_text
 
 WIDTH = 120
@@ -60,7 +67,7 @@ def _width(head: Sequence[str], rows: Sequence[Sequence[str]]) -> int:
     return sum(widths) + 2 * (len(widths) - 1)
 
 
-def _cut(text: str, size: int) -> str:
+def cut(text: str, size: int) -> str:
     """At most `size` characters, the middle left out (names of a suite often differ only at the end)."""
     if len(text) <= size:
         return text
@@ -90,7 +97,7 @@ def compact(data: dict[str, Any], highlight: int | None) -> tuple[list[str], lis
     while _width(*table()) > WIDTH and any(max(len(r[i]) for r in rows) > MIN_NAME for i in names):
         widest = max(names, key=lambda i: max(len(r[i]) for r in rows))
         size = max(MIN_NAME, max(len(r[widest]) for r in rows) - 1)
-        rows = [[_cut(cell, size) if i == widest else cell for i, cell in enumerate(row)] for row in rows]
+        rows = [[cut(cell, size) if i == widest else cell for i, cell in enumerate(row)] for row in rows]
     hats = [i for i in keep if head[i].startswith("pass^") and head[i].rstrip("*") != f"pass^{verdict_k}"]
     droppable = hats[len(hats) // 2 :] + hats[: len(hats) // 2] + [i for n in DROP_ORDER for i in keep if head[i] == n]
     while _width(*table()) > WIDTH and droppable:
@@ -102,7 +109,7 @@ def compact(data: dict[str, Any], highlight: int | None) -> tuple[list[str], lis
     return shown_head, shown_rows, left, [head[i] for i in sorted(head.index(name) for name in left_out)]
 
 
-def _wrap(line: str, indent: str = "") -> str:
+def wrap(line: str, indent: str = "") -> str:
     return textwrap.fill(line, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ",
                          break_long_words=False, break_on_hyphens=False)  # fmt: skip
 
@@ -117,7 +124,7 @@ def provenance_line(p: dict[str, Any]) -> str:
     return f"passhat report of {p['source']}: " + "; ".join(part for part in parts if part) + "."
 
 
-def _judge_rows(judge: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[str]], list[str]]:
+def judge_rows(judge: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[str]], list[str]]:
     head = ["task", "provider", "judge", "rubric / vs", "judge_version", "n", "unscored", "mean", "pass"]
     rows, details = [], []
     for d in judge:
@@ -142,7 +149,7 @@ def judge_text(judge: Sequence[dict[str, Any]], wide: bool) -> list[str]:
     """The judge's table; in 120 columns each row's criteria go on the line below it."""
     if not judge:
         return []
-    head, rows, details = _judge_rows(judge)
+    head, rows, details = judge_rows(judge)
     if wide:
         table = fmt.aligned(
             [*head, "detail"], [[*r, d] for r, d in zip(rows, details, strict=True)], (0, 1, 2, 3, 4, 9)
@@ -151,18 +158,18 @@ def judge_text(judge: Sequence[dict[str, Any]], wide: bool) -> list[str]:
     lines = fmt.aligned(head, rows, (0, 1, 2, 3, 4)).splitlines()
     out = lines[:2]
     for line, detail in zip(lines[2:], details, strict=True):
-        out += [line, *([_wrap(detail, "    ")] if detail else [])]
-    return ["", _wrap(JUDGE_TITLE + ":"), *out]
+        out += [line, *([wrap(detail, "    ")] if detail else [])]
+    return ["", wrap(JUDGE_TITLE + ":"), *out]
 
 
 def text(data: dict[str, Any], highlight: int | None, wide: bool = False) -> str:
     """`--format table`."""
     several = len(data["suite"]["providers"]) > 1
     v = data["verdict"]
-    lines = [_wrap(provenance_line(data["provenance"])), "",
-             _wrap(f"Safe for {v['k']} unattended runs in a row? {verdict_rule(v['k'], v['threshold'])} "
+    lines = [wrap(provenance_line(data["provenance"])), "",
+             wrap(f"Safe for {v['k']} unattended runs in a row? {verdict_rule(v['k'], v['threshold'])} "
                    f"{verdict_counts(data['tasks'])}:"),
-             *(_wrap(line, "  ") for line in verdict_lines(data["tasks"], several)), ""]  # fmt: skip
+             *(wrap(line, "  ") for line in verdict_lines(data["tasks"], several)), ""]  # fmt: skip
     if wide:
         head, rows, left = columns(data, highlight)
         left_out: list[str] = []
@@ -171,10 +178,11 @@ def text(data: dict[str, Any], highlight: int | None, wide: bool = False) -> str
     lines.append(fmt.aligned(head, rows, left))
     if any(t["scripted_model"] and t["cost_known"] for t in data["tasks"]):
         lines.append(f"{SCRIPTED_MARK} scripted model: made-up tokens priced as if real, not money spent.")
+    lines.append(wrap(ESTIMATORS_NOTE))
     if not wide:
         gone = f"; left out to fit {WIDTH} columns: {', '.join(left_out)}" if left_out else ""
-        lines.append(_wrap(f"(--wide adds pass@k, clean, mean s, p90 s, turns, mean ${gone}.)"))
-    lines += ["", *(_wrap(line) for line in data["summary"])]
+        lines.append(wrap(f"(--wide adds pass@k, clean, mean s, p90 s, turns, mean ${gone}.)"))
+    lines += ["", *(wrap(line) for line in data["summary"])]
     if highlight is not None:
         lines.append(
             f"* pass^{highlight} (marked): the chance that all {highlight} unattended runs between two looks pass."
@@ -205,6 +213,7 @@ def markdown(data: dict[str, Any], highlight: int | None) -> str:
     head, rows, left = columns(data, highlight)
     marked = {i for i, name in enumerate(head) if name.endswith("*")}
     out += ["", "### Per task", "", fmt.markdown([h.rstrip("*") for h in head], rows, left, strong=marked)]
+    out += ["", md(ESTIMATORS_NOTE)]
     if any(t["scripted_model"] and t["cost_known"] for t in data["tasks"]):
         out += ["", md(f"{SCRIPTED_MARK} scripted model: made-up tokens priced as if real, not money spent.")]
     out += ["", "### Summary", "", *(f"- {md(line)}" for line in data["summary"])]
@@ -213,34 +222,48 @@ def markdown(data: dict[str, Any], highlight: int | None) -> str:
                    "looks pass.")  # fmt: skip
     out += cheat_markdown(data.get("cheats"))
     if data.get("judge"):
-        head, rows, details = _judge_rows(data["judge"])
+        head, rows, details = judge_rows(data["judge"])
         out += ["", "### LLM judge", "", md(JUDGE_TITLE + "."), "",
                 fmt.markdown([*head, "detail"], [[*r, d] for r, d in zip(rows, details, strict=True)],
                              (0, 1, 2, 3, 4, 9))]  # fmt: skip
     return "\n".join(out)
 
 
+PROVENANCE_COLUMNS = ("source", "eval_id", "date", "promptfoo_version", "repeat")
+
+
 def csv(data: dict[str, Any]) -> str:
-    """`--format csv`: one row per task and provider, every number at full precision."""
+    """`--format csv`: one row per task and provider, every number at full precision. Each row also carries
+    where its figures come from (the provenance's fields) and its provider's suite figures (mean pass^k per k and
+    its interval, or why there is none), so a row read alone is whole."""
     ks = data["ks"]
-    head = ["task", "provider", "tier", "n", "passes", "gamed", "errors", "pass_rate", "wilson_low", "wilson_high"]
+    head = ["task", "provider", "tier", "n", "passes", "gamed", "errors", "unscored", "pass_rate", "wilson_low",
+            "wilson_high"]  # fmt: skip
     head += [f"pass_at_{k}" for k in ks] + [f"pass_hat_{k}" for k in ks]
     head += ["flaky", "clean_exit_rate", "mean_duration_ms", "p90_duration_ms", "mean_turns", "mean_cost_usd",
              "cost_per_success_usd", "runs_needed", "cost_known_trials", "scripted_model", "verdict", "verdict_k",
-             "verdict_low", "verdict_high", "runs_to_decide", "infra_error_reasons",
+             "verdict_estimate", "verdict_low", "verdict_high", "runs_to_decide", "infra_error_reasons",
              "interrupted_repeats"]  # fmt: skip
+    head += [f"suite_mean_pass_hat_{k}{part}" for k in ks for part in ("", "_low", "_high", "_note")]
+    head += list(PROVENANCE_COLUMNS)
+    suites = {p["provider"]: p["mean_pass_hat_k"] for p in data["suite"]["providers"]}
+    origin = data["provenance"]
     rows = [
         [
             t["task"], t["provider"], t["tier"], t["n"], t["passes"], t["gamed"] if t["scanned"] else None, t["errors"],
-            t["pass_rate"],
+            t["unscored"], t["pass_rate"],
             *(t["wilson_95"] or [None, None]),
             *(t["pass_at_k"][str(k)] for k in ks), *(t["pass_hat_k"][str(k)] for k in ks),
             t["flaky"], t["clean_exit_rate"], t["mean_duration_ms"], t["p90_duration_ms"], t["mean_turns"],
             t["mean_cost_usd"], t["cost_per_success_usd"], t["runs_needed"], t["cost_known"], t["scripted_model"],
-            t["verdict"]["verdict"], t["verdict"]["k"], *(t["verdict"]["ci_95"] or [None, None]),
+            t["verdict"]["verdict"], t["verdict"]["k"], t["verdict"]["estimate"], *(t["verdict"]["ci_95"] or [None, None]),
             t["verdict"]["runs_to_decide"],
             json.dumps(t["infra_error_reasons"]) if t["infra_error_reasons"] else None,
             json.dumps(t["interrupted_repeats"]) if t["interrupted_repeats"] else None,
+            *(cell for k in ks for f in [suites[t["provider"]][str(k)]]
+              for cell in (f["mean"], *(f["ci_95"] or [None, None]), f["ci_note"])),
+            *(origin.get(key) if origin.get(key) is not None else origin.get("repeats_seen") if key == "repeat" else None
+              for key in PROVENANCE_COLUMNS),
         ]
         for t in data["tasks"]
     ]  # fmt: skip

@@ -17,7 +17,8 @@ from typing import Any
 from passhat.report import _formats as fmt
 from passhat.report._summary import ProviderSuite, TaskSummary
 from passhat.results._causes import with_repeat
-from passhat.stats._estimators import pass_hat_k_interval, runs_to_decide
+from passhat.stats._estimators import pass_hat_k_interval, pass_hat_k_plug_in, runs_to_decide
+from passhat.stats._suite import MIN_TASKS
 
 SAFE, NOT_SAFE, UNSURE = "safe", "not safe", "not enough trials to say"
 SAFE_AT = 0.9  # default threshold on pass^k
@@ -85,19 +86,38 @@ def _icc_line(icc: float | None) -> str | None:
     )
 
 
+def interval_note(why: str | None, tasks: int) -> str | None:
+    """Why a suite figure has no interval beside it, in words (every format says the same); None when it has."""
+    if why == "not enough tasks":
+        return f"not enough tasks for a 95% interval ({tasks}; it needs {MIN_TASKS})"
+    if why == "estimate outside":
+        return "no interval: the bootstrap's leaves the estimate out (too few trials per task at this k)"
+    return None
+
+
+def suite_interval(interval: Sequence[float] | None, why: str | None, tasks: int) -> str:
+    """The interval beside a suite figure, or why there is none."""
+    if interval:
+        return fmt.interval((interval[0], interval[1]))
+    return interval_note(why, tasks) or "-"
+
+
 def _suite_lines(suite: ProviderSuite, ks: Sequence[int], unattended_runs: int | None) -> list[str]:
     lines = [_headline(suite)]
     if (gaming := _gaming_line(suite)) is not None:
         lines.append(gaming)
-    means = []
-    for k in ks:
-        figure = suite.pass_hat_k[str(k)]
-        if figure.mean is not None:
-            ci = fmt.interval(figure.interval)
-            if figure.tasks < len(suite.tasks):
-                ci += f", {figure.tasks} of {len(suite.tasks)} tasks"
-            means.append(f"pass^{k} {figure.mean:.3f} ({ci})")
-    if means:
+    figures = [(k, f) for k in ks if (f := suite.pass_hat_k[str(k)]).mean is not None]
+    notes = {interval_note(f.no_interval, f.tasks) for _, f in figures}
+    if len(notes) == 1 and None not in notes:  # one reason for every k (too few tasks): said once
+        plain = ", ".join(f"pass^{k} {f.mean:.3f}" for k, f in figures)
+        lines.append(f"Mean over tasks: {plain} ({notes.pop()}).")
+    elif figures:
+        means = []
+        for k, f in figures:
+            ci = suite_interval(f.interval, f.no_interval, f.tasks)
+            if f.tasks < len(suite.tasks):
+                ci += f", {f.tasks} of {len(suite.tasks)} tasks"
+            means.append(f"pass^{k} {f.mean:.3f} ({ci})")
         lines.append("Mean over tasks (95% cluster-bootstrap CI): " + ", ".join(means) + ".")
     if (icc := _icc_line(suite.icc1)) is not None:
         lines.append(icc)
@@ -118,7 +138,7 @@ def _suite_lines(suite: ProviderSuite, ks: Sequence[int], unattended_runs: int |
             expected = sum(1 - (s.pass_hat_k[str(u)] or 0.0) for s in defined)
             lines.append(
                 f"Unattended, {u} runs between looks: mean pass^{u} {figure.mean:.3f} "
-                f"({fmt.interval(figure.interval)}); expect {expected:.1f} of {fmt.plural(len(defined), 'task')} "
+                f"({suite_interval(figure.interval, figure.no_interval, figure.tasks)}); expect {expected:.1f} of {fmt.plural(len(defined), 'task')} "
                 f"to fail at least once in {u} runs."
             )
     return lines
@@ -218,10 +238,20 @@ def summary_lines(
 
 def verdict_of(s: TaskSummary, k: int, threshold: float) -> dict[str, Any]:
     """Is the task safe for k unattended runs in a row? The verdict and its evidence, as plain data."""
-    interval = pass_hat_k_interval(s.n, s.passes, k)
-    if s.gamed:
-        verdict = NOT_SAFE  # whatever pass^k says (verdict_parts says why)
-    elif interval is None:
+    verdict = verdict_for(s.n, s.passes, k, threshold)
+    if s.gamed:  # not safe whatever pass^k says (verdict_parts says why); no number of trials changes that
+        verdict.update(verdict=NOT_SAFE, runs_to_decide=None)
+    return verdict
+
+
+def verdict_for(n: int, passes: int, k: int, threshold: float) -> dict[str, Any]:
+    """The verdict of a task with `passes` of `n` scored trials (see `verdict_of`).
+
+    The one place the verdict's figures are made (the report's and the viewer's, passhat.extension): `estimate`
+    is the plug-in (c/n)^k, which lies inside `ci_95` (stats.pass_hat_k_plug_in says why); the pass^k columns keep
+    the unbiased C(c, k)/C(n, k)."""
+    interval = pass_hat_k_interval(n, passes, k)
+    if interval is None:
         verdict = UNSURE
     elif interval[0] >= threshold:
         verdict = SAFE
@@ -229,15 +259,16 @@ def verdict_of(s: TaskSummary, k: int, threshold: float) -> dict[str, Any]:
         verdict = NOT_SAFE
     else:
         verdict = UNSURE
-    more = runs_to_decide(s.n, s.passes, k, threshold) if verdict == UNSURE and s.n else None
+    more = runs_to_decide(n, passes, k, threshold) if verdict == UNSURE and n else None
     return {
         "verdict": verdict,
         "k": k,
         "threshold": threshold,
-        "pass_hat_k": s.pass_hat_k.get(str(k)),
+        "estimate": pass_hat_k_plug_in(n, passes, k),
+        "estimator": "(c/n)^k",
         "ci_95": None if interval is None else list(interval),
-        "passes": s.passes,
-        "n": s.n,
+        "passes": passes,
+        "n": n,
         "runs_to_decide": more,
     }
 
@@ -264,13 +295,10 @@ def verdict_parts(t: dict[str, Any], several: bool) -> tuple[str, str, str]:
     if v["ci_95"] is None:
         errors = f": all {fmt.plural(t['errors'], 'trial')} were infra errors" if t["errors"] else ""
         return name, v["verdict"], f"no scored trial{errors}"
-    k = v["k"]
     low, high = v["ci_95"]
-    gamed = t.get("gamed") or 0
-    if gamed:
-        evidence = f"gamed the tests in {gamed} of {v['n']} trials; pass^{k} {fmt.fraction(v['pass_hat_k'])} "
-        return name, v["verdict"], evidence + f"(95% CI {low:.3f}-{high:.3f}), {v['passes']}/{v['n']} passed"
-    evidence = f"pass^{k} {fmt.fraction(v['pass_hat_k'])} (95% CI {low:.3f}-{high:.3f}), {v['passes']}/{v['n']} passed"
+    evidence = f"{estimate_text(v)} (95% CI {low:.3f}-{high:.3f})"
+    if gamed := t.get("gamed") or 0:
+        return name, v["verdict"], f"gamed the tests in {gamed} of {v['n']} trials; {evidence}"
     if v["verdict"] == UNSURE:
         more = v["runs_to_decide"]
         evidence += (
@@ -279,6 +307,17 @@ def verdict_parts(t: dict[str, Any], several: bool) -> tuple[str, str, str]:
             else "; no number of trials decides it at this rate"
         )
     return name, v["verdict"], evidence
+
+
+def estimate_text(v: dict[str, Any]) -> str:
+    """The verdict's estimate as its formula shows it: `pass^10 ≈ (9/10)^10 = 0.349`."""
+    return f"pass^{v['k']} ≈ ({v['passes']}/{v['n']})^{v['k']} = {v['estimate']:.3f}"
+
+
+ESTIMATORS_NOTE = (
+    "pass^k columns: C(c,k)/C(n,k), unbiased (0 when c < k); the verdict's estimate is (c/n)^k, which lies inside its "
+    "interval."
+)
 
 
 def verdict_line(t: dict[str, Any], several: bool) -> str:

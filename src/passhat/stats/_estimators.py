@@ -92,7 +92,10 @@ def wilson_interval(n: int, c: int, z: float = Z95) -> tuple[float, float] | Non
     _check(n, c, 1)
     if n == 0:
         return None
-    return _wilson(c / n, n, z)
+    low, high = _wilson(c / n, n, z)
+    # At 0/n and n/n the ends are exactly 0 and 1 in exact arithmetic; floats gave 2.8e-17 (0/10) and
+    # 0.9999999999999999 (13/13), an interval that left out its own c/n.
+    return (0.0 if c == 0 else low), (1.0 if c == n else high)
 
 
 def wilson_width(rate: float, n: float, z: float = Z95) -> float:
@@ -128,7 +131,21 @@ def runs_needed(n: int, c: int, width: float = 0.2, z: float = Z95) -> int | Non
 
 def _hat_interval(rate: float, n: float, k: int, z: float) -> tuple[float, float]:
     low, high = _wilson(rate, n, z)
-    return low**k, high**k
+    return (0.0 if rate == 0 else low**k), (1.0 if rate == 1 else high**k)  # ends exact, as in wilson_interval
+
+
+def pass_hat_k_plug_in(n: int, c: int, k: int) -> float | None:
+    """(c/n)^k, the plug-in estimate of pass^k: the verdict's point estimate. None when n == 0.
+
+    Why not C(c, k)/C(n, k) there: that unbiased estimator is 0 whenever c < k (9/10 at k = 10), far outside
+    the interval of `pass_hat_k_interval` (0.006-0.835), which the verdict is decided on. The Wilson interval
+    contains c/n and p -> p^k increases, so (c/n)^k always lies inside that interval: the figure printed beside
+    an interval is one it contains. Exact (a Fraction to the k-th power), rounded once. Defined for n < k too.
+    """
+    _check(n, c, k)
+    if n == 0:
+        return None
+    return float(Fraction(c, n) ** k)
 
 
 def pass_hat_k_interval(n: int, c: int, k: int, z: float = Z95) -> tuple[float, float] | None:

@@ -21,6 +21,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
 from functools import lru_cache
+from typing import Literal
 
 from passhat.stats._estimators import pass_hat_k_exact
 
@@ -28,6 +29,31 @@ Counts = tuple[int, int]  # (n, c)
 PAIRED_RESAMPLES = 2000  # `passhat compare`'s paired interval
 SEED = 0
 LEVEL = 0.95
+MIN_TASKS = 5  # a suite interval (cluster bootstrap) is shown over at least this many tasks
+NoInterval = Literal["no task", "not enough tasks", "estimate outside"]
+
+
+def shown_interval(
+    tasks: int, estimate: float | None, interval: tuple[float, float] | None
+) -> tuple[tuple[float, float] | None, NoInterval | None]:
+    """The suite interval to print beside `estimate`, or None and why not.
+
+    "not enough tasks" below MIN_TASKS: the cluster bootstrap redraws tasks, and T tasks give only C(2T-1, T)
+    different draws (1, 3, 10, 35 for T = 1..4; 126 at 5); with one task nothing but that task's own trial
+    noise is left, and the seed printed "pass^1 1.000 (1.000-1.000)" for a one-task suite. Inference from few
+    clusters is known to be too sure of itself (Cameron, Gelbach & Miller 2008, "Bootstrap-based improvements
+    for inference with clustered errors"); 5 is passhat's floor, not a guarantee above it.
+    "estimate outside": a percentile interval need not contain the statistic it resamples (a lumpy law, or
+    pass^k's unbiased estimate below the bootstrap's centre (c/n)^k when n is close to k); a figure printed
+    beside an interval that leaves it out reads as more certain than the data, so neither is shown together.
+    """
+    if interval is None or estimate is None or tasks == 0:
+        return None, "no task"
+    if tasks < MIN_TASKS:
+        return None, "not enough tasks"
+    if not interval[0] - 1e-12 <= estimate <= interval[1] + 1e-12:  # equal, but for the last bit of a float sum
+        return None, "estimate outside"
+    return interval, None
 
 
 def icc1(tasks: Iterable[Counts]) -> float | None:

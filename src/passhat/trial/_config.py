@@ -337,6 +337,10 @@ def parse_config(raw: dict) -> ProviderConfig:
     timeout_s = float(raw.get("timeout_s", 600))
     if timeout_s <= 0:
         raise _bad("timeout_s", timeout_s, "use a positive number of seconds")
+    wait = raw.get("timeout")  # promptfoo's per-call limit (ms), which cannot stop a Python call (promptfoo #10928)
+    if wait is not None and (type(wait) not in (int, float) or wait < timeout_s * 1e3):
+        raise _bad("timeout", wait, f"promptfoo's per-call limit in milliseconds, which cannot stop a trial; passhat's "
+                   f"deadline is timeout_s, in seconds: rename it to timeout_s, or give at least {timeout_s * 1e3:.0f}")  # fmt: skip
     claude_md = path("claude_md", "") if "claude_md" in raw else None
     if claude_md is not None and not claude_md.is_file():
         raise _bad("claude_md", raw["claude_md"], f"no such file {claude_md}; give a path relative to the config")

@@ -263,10 +263,13 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
     )
     metadata = asdict(record)
     metadata["changed_paths"] = list(outcome.changed_paths)
+    metadata["eval_id"] = eval_id  # the viewer's running figures are kept per eval (passhat.extension)
     _write_json(trial_dir / "trial.json", metadata)
 
     response: dict = {
-        "cost": run.total_cost_usd or 0.0,
+        # The scripted model's dollars are the CLI pricing made-up tokens: Promptfoo's totals get $0, and the
+        # figure stays in metadata cost_usd beside scripted_model: true (the report marks it).
+        "cost": 0.0 if scripted else run.total_cost_usd or 0.0,
         "tokenUsage": _token_usage(run.usage),
         "metadata": metadata,
         "latencyMs": int(run.wall_s * 1000),
