@@ -31,7 +31,7 @@ def test_csv_matches_json(results: Path, capsys: pytest.CaptureFixture[str]) -> 
         "pass_at_1", "pass_at_3", "pass_hat_1", "pass_hat_3", "flaky", "clean_exit_rate", "mean_duration_ms",
         "p90_duration_ms", "mean_turns", "mean_cost_usd", "cost_per_success_usd", "runs_needed",
         "cost_known_trials", "scripted_model", "verdict", "verdict_k", "verdict_low", "verdict_high",
-        "runs_to_decide", "infra_error_reasons", "interrupted_repeats",
+        "verdict_interval", "trials_used", "runs_to_decide", "infra_error_reasons", "interrupted_repeats",
     ]  # fmt: skip
     for row, task in zip(rows, data["tasks"], strict=True):
         assert (row["task"], row["provider"], int(row["n"]), int(row["passes"])) == (

@@ -2,9 +2,10 @@
 commonest infra-error reasons. Pure: figures in, sentences out (shared by every format).
 
 The verdict (`verdict_of`), for k unattended runs in a row and a threshold t (default 0.9, `--safe-at`): the 95%
-interval of pass^k is the Wilson interval of the pass rate c/n with each end raised to the k-th power. "safe"
-when its lower end is at least t, "not safe" when its upper end is below t, else "not enough trials to say",
-with how many more trials would decide it if the observed rate holds (`stats.runs_to_decide`).
+interval of pass^k is an interval of the pass rate c/n with each end raised to the k-th power — Clopper–Pearson
+at a fixed n, the anytime-valid mixture when the trials came in rounds (`stats._verdict`). "safe" when its lower
+end is at least t, "not safe" when its upper end is below t, else "not enough trials to say", with how many more
+trials would decide it if the observed rate holds (`stats._verdict.trials_to_decide`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 
 from passhat.report import _formats as fmt
 from passhat.report._summary import ProviderSuite, TaskSummary
-from passhat.stats._estimators import pass_hat_k_interval, runs_to_decide
+from passhat.stats._intervals import Method
+from passhat.stats._verdict import decide, hat_interval, trials_to_decide
 
 SAFE, NOT_SAFE, UNSURE = "safe", "not safe", "not enough trials to say"
 SAFE_AT = 0.9  # default threshold on pass^k
@@ -195,26 +197,29 @@ def summary_lines(
     return lines
 
 
-def verdict_of(s: TaskSummary, k: int, threshold: float) -> dict[str, Any]:
+INTERVAL_WORDS = {
+    "clopper-pearson": "the Clopper-Pearson interval of c/n",
+    "mixture": "the anytime-valid beta-binomial mixture interval of c/n, valid however the trials were stopped",
+    "wilson": "the Wilson interval of c/n",
+}
+
+
+def verdict_of(s: TaskSummary, k: int, threshold: float, method: Method = "clopper-pearson") -> dict[str, Any]:
     """Is the task safe for k unattended runs in a row? The verdict and its evidence, as plain data."""
-    interval = pass_hat_k_interval(s.n, s.passes, k)
-    if interval is None:
-        verdict = UNSURE
-    elif interval[0] >= threshold:
-        verdict = SAFE
-    elif interval[1] < threshold:
-        verdict = NOT_SAFE
-    else:
-        verdict = UNSURE
-    more = runs_to_decide(s.n, s.passes, k, threshold) if verdict == UNSURE and s.n else None
+    interval = hat_interval(s.n, s.passes, k, method)
+    decided = decide(s.n, s.passes, k, threshold, method)
+    verdict = {"safe": SAFE, "not safe": NOT_SAFE, None: UNSURE}[decided]
+    more = trials_to_decide(s.n, s.passes, k, threshold, method) if verdict == UNSURE and s.n else None
     return {
         "verdict": verdict,
         "k": k,
         "threshold": threshold,
         "pass_hat_k": s.pass_hat_k.get(str(k)),
         "ci_95": None if interval is None else list(interval),
+        "interval": method,
         "passes": s.passes,
         "n": s.n,
+        "trials_used": s.n + s.errors + s.unscored,  # every trial run, infra errors too (they were paid for)
         "runs_to_decide": more,
     }
 
@@ -222,10 +227,11 @@ def verdict_of(s: TaskSummary, k: int, threshold: float) -> dict[str, Any]:
 ORDER = (NOT_SAFE, UNSURE, SAFE)
 
 
-def verdict_rule(k: int, threshold: float) -> str:
+def verdict_rule(k: int, threshold: float, method: Method = "clopper-pearson") -> str:
     return (
-        f"safe when the whole 95% interval of pass^{k} is at or above {threshold:g}, not safe when it is all "
-        f"below, else not enough trials to say (--safe-at sets {threshold:g})."
+        f"safe when the whole 95% interval of pass^{k} ({INTERVAL_WORDS[method]}, each end to the power {k}) is "
+        f"at or above {threshold:g}, not safe when it is all below, else not enough trials to say (--safe-at sets "
+        f"{threshold:g})."
     )
 
 
@@ -244,7 +250,9 @@ def verdict_parts(t: dict[str, Any], several: bool) -> tuple[str, str, str]:
     k = v["k"]
     low, high = v["ci_95"]
     evidence = f"pass^{k} {fmt.fraction(v['pass_hat_k'])} (95% CI {low:.3f}-{high:.3f}), {v['passes']}/{v['n']} passed"
-    if v["verdict"] == UNSURE:
+    if v["verdict"] != UNSURE:
+        evidence += f"; decided after {fmt.plural(v['trials_used'], 'trial')}"
+    else:
         more = v["runs_to_decide"]
         evidence += (
             f"; about {more} more trials would decide it if the rate holds"
