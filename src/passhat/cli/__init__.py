@@ -25,6 +25,10 @@ from passhat.cli._args import absolute_paths
 COMMANDS = {  # name: (module, one-line help)
     "init": ("passhat.cli.init", "set up passhat in a repository: promptfooconfig.yaml, the entry file, tasks/"),
     "report": ("passhat.cli.report", "pass@k / pass^k per task and provider from a promptfoo -o results file"),
+    "eval": (
+        "passhat.cli.eval",
+        "promptfoo eval in rounds until every task's verdict is decided (--until-decided), or --resume DIR",
+    ),
     "compare": (
         "passhat.cli.compare",
         "per-task change in pass rate between two results files (or two providers in one)",

@@ -17,7 +17,7 @@ PATH_ARGS = frozenset(
     {
         "results", "base", "new", "labels", "config",  # input files
         "output", "db", "port_file", "url_file", "secret_file",  # files written (and a secret read)
-        "tasks", "tasks_dir", "state_dir",  # folders
+        "tasks", "tasks_dir", "state_dir", "out", "resume",  # folders
     }
 )  # fmt: skip
 

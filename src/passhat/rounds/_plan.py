@@ -1,0 +1,85 @@
+"""The stopping rule of `passhat eval --until-decided`, as pure functions of counts and dollars.
+
+After each round, per (task, provider): decided when the anytime-valid 95% interval of pass^k (the mixture,
+`stats._verdict.decide(method="mixture")`) lies at or above the threshold, or below it. A task stays open while
+any of its providers is undecided and it has had fewer than `max_trials` trials. The next round runs the open
+tasks `round` more times (fewer when `max_trials` is closer) — unless its forecast cost (the mean cost of a trial
+so far x the trials it would run) would take the total past the budget: the rule stops before crossing it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from passhat.stats._verdict import decide, trials_to_decide
+
+INTERVAL = "mixture"
+
+
+@dataclass(frozen=True)
+class Settings:
+    round: int  # trials per open task per round
+    max_trials: int  # per task, over all rounds
+    budget_usd: float | None
+    k: int
+    safe_at: float
+
+
+@dataclass(frozen=True)
+class Count:
+    """One (task, provider) so far: scored trials n, passes c, trials run (infra errors too), dollars."""
+
+    task: str
+    provider: str
+    n: int
+    passes: int
+    trials: int
+    cost_usd: float  # over the trials whose cost is known
+    cost_known: int
+
+
+@dataclass(frozen=True)
+class Next:
+    tasks: tuple[str, ...]  # the tasks of the next round; empty: stop
+    repeat: int  # trials per task in it
+    stop: str | None  # why the rounds end (None: they go on)
+    forecast_usd: float | None = None
+
+
+def decided(count: Count, settings: Settings) -> bool:
+    return decide(count.n, count.passes, settings.k, settings.safe_at, INTERVAL) is not None
+
+
+def expected_more(count: Count, settings: Settings) -> int | None:
+    """Trials the rule expects an open (task, provider) still needs if its observed rate holds."""
+    return trials_to_decide(count.n, count.passes, settings.k, settings.safe_at, INTERVAL)
+
+
+def next_round(counts: Sequence[Count], scheduled: Mapping[str, int], settings: Settings) -> Next:
+    """The next round: which tasks, how many trials each, or why to stop. `scheduled` = trials so far per task."""
+    by_task: dict[str, list[Count]] = {}
+    for count in counts:
+        by_task.setdefault(count.task, []).append(count)
+    undecided = sorted(task for task, group in by_task.items() if not all(decided(c, settings) for c in group))
+    if not undecided:
+        return Next((), 0, "every task is decided")
+    room = {task: settings.max_trials - scheduled.get(task, 0) for task in undecided}
+    open_tasks = tuple(task for task in undecided if room[task] > 0)
+    if not open_tasks:
+        return Next((), 0, f"the undecided tasks have had --max-trials {settings.max_trials} trials")
+    repeat = min(settings.round, max(room[task] for task in open_tasks))
+    forecast = None
+    if settings.budget_usd is not None:
+        spent = sum(c.cost_usd for c in counts)
+        known = sum(c.cost_known for c in counts)
+        providers = max(len(by_task[task]) for task in open_tasks)
+        if known:
+            forecast = spent / known * repeat * len(open_tasks) * providers
+            if spent + forecast > settings.budget_usd:
+                return Next((), 0, (
+                    f"the next round ({len(open_tasks)} task(s) x {repeat} trial(s), about ${forecast:.2f} at the mean "
+                    f"${spent / known:.4f} a trial) would take the ${spent:.2f} spent past --budget-usd "
+                    f"{settings.budget_usd:g}"
+                ), forecast)  # fmt: skip
+    return Next(open_tasks, repeat, None, forecast)
