@@ -100,10 +100,9 @@ class Ledger:
             if forecast is not None and spent + (flying + 1) * forecast > budget:
                 how = "the mean of the finished trials" if finished else "max_budget_usd per trial"
                 return Admission(None, (
-                    f"{REACHED}: ${spent:.4f} spent by {finished} finished trial(s) + {flying + 1} trial(s) at "
-                    f"${forecast:.4f} each ({how}) would cross {BUDGET_KEY} ${budget:.4f}; raise {BUDGET_KEY} in "
-                    "the provider config, then run the refused trials with `promptfoo eval --retry-errors --repeat "
-                    "N` (N = the eval's --repeat)"
+                    f"{REACHED} (budget_usd ${budget:.2f}): raise budget_usd, then `promptfoo eval --retry-errors "
+                    f"--repeat N`; ${spent:.4f} spent by {finished} finished trial(s) + {flying + 1} at ${forecast:.4f} "
+                    f"each ({how}) would cross it"
                 ))  # fmt: skip
             token = uuid.uuid4().hex
             data["in_flight"][token] = os.getpid()
