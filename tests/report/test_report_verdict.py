@@ -53,8 +53,8 @@ def test_sequential_widens_the_interval_to_the_anytime_valid_one(
     assert verdicts["young"]["runs_to_decide"] > fixed["young"]["runs_to_decide"]
     assert verdicts["steady"]["ci_95"][0] < fixed["steady"]["ci_95"][0]
     # steady 400/400 is safe at a fixed n but not when the 400 might have been stopped by looking: with the
-    # Jeffreys mixture, all passes give M_n(p) = B(n + 1/2, 1/2) / B(1/2, 1/2) / p^n, and 20 at p^10 = 0.9 needs
-    # n of about 650.
+    # uniform mixture, all passes give M_n(p) = B(n + 1, 1) / p^n = 1 / ((n + 1) p^n), and that reaches 20 at
+    # p^10 = 0.9 only for n ln(1/0.98952) >= ln(20 (n + 1)): n of about 900.
     assert (fixed["steady"]["verdict"], verdicts["steady"]["verdict"]) == ("safe", "not enough trials to say")
     assert verdicts["shaky"]["verdict"] == "not safe"
 

@@ -19,7 +19,7 @@ def count(task: str, n: int, passes: int, cost: float = 0.0) -> Count:
 
 def test_a_task_that_failed_in_round_1_is_decided_and_leaves() -> None:
     # 2/5 passed: the mixture's upper end for the rate is ~0.86, 0.86^10 < 0.9: not safe, whatever comes next.
-    plan = next_round([count("broken", 5, 2), count("open", 5, 5)], {"broken": 5, "open": 5}, SETTINGS)
+    plan = next_round([count("broken", 5, 2), count("open", 5, 4)], {"broken": 5, "open": 5}, SETTINGS)
     assert (plan.tasks, plan.repeat, plan.stop) == (("open",), 5, None)
 
 
@@ -29,27 +29,35 @@ def test_every_task_decided_in_round_1_stops() -> None:
 
 
 def test_a_task_never_decided_stops_at_max_trials() -> None:
-    # 60/60 passed: pass^10 >= 0.9 needs p >= 0.9895 and 60 passes in a row do not show it (the mixture needs ~650).
+    # 60/60 passed: pass^10 >= 0.9 needs p >= 0.9895 and 60 passes in a row do not show it (the mixture needs ~900).
     assert decide(60, 60, 10, 0.9, "mixture") is None
     plan = next_round([count("young", 60, 60)], {"young": 60}, SETTINGS)
     assert (plan.tasks, plan.stop) == ((), "the undecided tasks have had --max-trials 60 trials")
 
 
 def test_the_last_round_is_cut_to_max_trials() -> None:
-    plan = next_round([count("young", 55, 55)], {"young": 55}, SETTINGS)
-    assert (plan.tasks, plan.repeat) == (("young",), 5)
-    plan = next_round([count("young", 57, 57)], {"young": 57}, SETTINGS)
-    assert (plan.tasks, plan.repeat) == (("young",), 3)
+    # 4/5: at the rate 0.8 the rule expects a decision ("not safe") within 6 more trials; 7 are left.
+    plan = next_round([count("t", 5, 4)], {"t": 5}, Settings(10, 12, None, 10, 0.9))
+    assert (plan.tasks, plan.repeat) == (("t",), 7)
+
+
+def test_a_task_the_trials_left_cannot_decide_stops_early() -> None:
+    # 10/10: called safe only after ~890 more passes in a row (the mixture), far beyond the 50 left of 60;
+    # 9/10: at the rate 0.9, 26 more trials would show it is not safe — it goes on.
+    plan = next_round([count("young", 10, 10), count("shaky", 10, 9)], {"young": 10, "shaky": 10}, SETTINGS)
+    assert (plan.tasks, plan.beyond) == (("shaky",), ("young",))
+    plan = next_round([count("young", 10, 10)], {"young": 10}, SETTINGS)
+    assert plan.tasks == () and plan.stop is not None and "need more trials than --max-trials 60" in plan.stop
 
 
 def test_a_task_is_open_while_any_provider_is_undecided() -> None:
-    counts = [count("t", 5, 0), Count("t", "other", 5, 5, 5, 0.0, 0)]
+    counts = [count("t", 5, 0), Count("t", "other", 5, 4, 5, 0.0, 0)]  # 0/5 decided, 4/5 open
     assert next_round(counts, {"t": 5}, SETTINGS).tasks == ("t",)
 
 
 def test_the_budget_stops_before_a_round_would_cross_it() -> None:
     # 2 open tasks x 5 trials at $0.50 a trial: the next round is forecast at $5.00; $5.00 spent so far.
-    counts = [count("a", 5, 5, cost=0.5), count("b", 5, 5, cost=0.5)]
+    counts = [count("a", 5, 4, cost=0.5), count("b", 5, 4, cost=0.5)]
     go = next_round(counts, {"a": 5, "b": 5}, Settings(5, 60, 10.0, 10, 0.9))
     assert (go.tasks, go.forecast_usd) == (("a", "b"), pytest.approx(5.0))
     stop = next_round(counts, {"a": 5, "b": 5}, Settings(5, 60, 9.99, 10, 0.9))

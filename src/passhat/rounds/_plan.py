@@ -2,7 +2,10 @@
 
 After each round, per (task, provider): decided when the anytime-valid 95% interval of pass^k (the mixture,
 `stats._verdict.decide(method="mixture")`) lies at or above the threshold, or below it. A task stays open while
-any of its providers is undecided and it has had fewer than `max_trials` trials. The next round runs the open
+any of its providers is undecided and more trials can still decide it: it has had fewer than `max_trials`, and
+at its rate the rule expects it decided within the trials left (`trials_to_decide` at (c + 1/2) / (n + 1), so
+5/5 is not taken for a sure 1: a task that would need 600 more passes in a row to be called safe is not worth 50
+more, but one that passed its first 5 may still show its failures). The next round runs the open
 tasks `round` more times (fewer when `max_trials` is closer) — unless its forecast cost (the mean cost of a trial
 so far x the trials it would run) would take the total past the budget: the rule stops before crossing it.
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from passhat.stats._verdict import decide, trials_to_decide
 
@@ -45,15 +49,36 @@ class Next:
     repeat: int  # trials per task in it
     stop: str | None  # why the rounds end (None: they go on)
     forecast_usd: float | None = None
+    beyond: tuple[str, ...] = ()  # undecided tasks the trials left cannot decide at their observed rate
+
+
+@lru_cache(maxsize=1 << 16)
+def _decided(n: int, c: int, k: int, safe_at: float) -> bool:
+    return decide(n, c, k, safe_at, INTERVAL) is not None
+
+
+@lru_cache(maxsize=1 << 16)
+def _more(n: int, c: int, k: int, safe_at: float, shrunk: bool = False) -> int | None:
+    return trials_to_decide(n, c, k, safe_at, INTERVAL, rate=(c + 0.5) / (n + 1) if shrunk else None)
 
 
 def decided(count: Count, settings: Settings) -> bool:
-    return decide(count.n, count.passes, settings.k, settings.safe_at, INTERVAL) is not None
+    return _decided(count.n, count.passes, settings.k, settings.safe_at)
 
 
 def expected_more(count: Count, settings: Settings) -> int | None:
     """Trials the rule expects an open (task, provider) still needs if its observed rate holds."""
-    return trials_to_decide(count.n, count.passes, settings.k, settings.safe_at, INTERVAL)
+    return _more(count.n, count.passes, settings.k, settings.safe_at)
+
+
+def _hopeful(count: Count, room: int, settings: Settings) -> bool:
+    """Undecided, and the trials left can decide it at its observed rate (no scored trial yet: try)."""
+    if decided(count, settings):
+        return False
+    if count.n == 0:
+        return True
+    more = _more(count.n, count.passes, settings.k, settings.safe_at, shrunk=True)
+    return more is not None and more <= room
 
 
 def next_round(counts: Sequence[Count], scheduled: Mapping[str, int], settings: Settings) -> Next:
@@ -65,9 +90,15 @@ def next_round(counts: Sequence[Count], scheduled: Mapping[str, int], settings: 
     if not undecided:
         return Next((), 0, "every task is decided")
     room = {task: settings.max_trials - scheduled.get(task, 0) for task in undecided}
-    open_tasks = tuple(task for task in undecided if room[task] > 0)
-    if not open_tasks:
+    if all(room[task] <= 0 for task in undecided):
         return Next((), 0, f"the undecided tasks have had --max-trials {settings.max_trials} trials")
+    open_tasks = tuple(task for task in undecided if any(_hopeful(c, room[task], settings) for c in by_task[task]))
+    beyond = tuple(task for task in undecided if task not in open_tasks)
+    if not open_tasks:
+        return Next((), 0, (
+            f"at their observed rates, the undecided tasks need more trials than --max-trials {settings.max_trials} "
+            "leaves (raise it, or accept 'not enough trials to say')"
+        ), beyond=beyond)  # fmt: skip
     repeat = min(settings.round, max(room[task] for task in open_tasks))
     forecast = None
     if settings.budget_usd is not None:
@@ -81,5 +112,5 @@ def next_round(counts: Sequence[Count], scheduled: Mapping[str, int], settings: 
                     f"the next round ({len(open_tasks)} task(s) x {repeat} trial(s), about ${forecast:.2f} at the mean "
                     f"${spent / known:.4f} a trial) would take the ${spent:.2f} spent past --budget-usd "
                     f"{settings.budget_usd:g}"
-                ), forecast)  # fmt: skip
-    return Next(open_tasks, repeat, None, forecast)
+                ), forecast, beyond)  # fmt: skip
+    return Next(open_tasks, repeat, None, forecast, beyond)

@@ -24,7 +24,7 @@ from typing import Literal
 Method = Literal["clopper-pearson", "mixture", "wilson"]
 METHODS: tuple[Method, ...] = ("clopper-pearson", "mixture", "wilson")
 ALPHA = 0.05
-PRIOR = (0.5, 0.5)  # Jeffreys: weight near 0 and 1, where verdicts on pass^k at high thresholds are decided
+PRIOR = (1.0, 1.0)  # Robbins' uniform mixture; see README "Numbers" for why not Jeffreys' Beta(1/2, 1/2)
 _EPS = 1e-15
 _ITERATIONS = 200
 

@@ -47,11 +47,14 @@ def decide(n: float, c: float, k: int, threshold: float, method: Method = "clopp
 
 
 def trials_to_decide(
-    n: int, c: int, k: int, threshold: float, method: Method = "clopper-pearson", limit: int = 100_000
+    n: int, c: int, k: int, threshold: float, method: Method = "clopper-pearson", limit: int = 100_000,
+    rate: float | None = None,
 ) -> int | None:
     """More trials until the verdict is decided if the observed rate c/n holds (c/n of the new trials pass);
-    0 when it already is. None when n == 0, when no number decides it (the rate is exactly threshold^(1/k)),
-    or beyond `limit` more trials.
+    0 when it already is. `rate` projects another rate for the new trials instead (the rounds' futility check
+    uses (c + 1/2) / (n + 1), Jeffreys' posterior mean, so that 5/5 is not taken for a rate of exactly 1).
+    None when n == 0, when no number decides it (the rate is exactly threshold^(1/k)), or beyond `limit` more
+    trials.
 
     Deciding is monotone in the number of trials at a fixed rate for every method here, so a doubling search
     and then bisection find the least such number.
@@ -59,14 +62,14 @@ def trials_to_decide(
     _check(k, threshold)
     if n == 0:
         return None
-    rate = c / n
+    projected = c / n if rate is None else rate
 
     def decided(trials: int) -> bool:
-        return decide(trials, rate * trials, k, threshold, method) is not None
+        return decide(trials, c + projected * (trials - n), k, threshold, method) is not None
 
     if decided(n):
         return 0
-    if math.isclose(rate, threshold ** (1 / k), rel_tol=0, abs_tol=1e-12):
+    if math.isclose(projected, threshold ** (1 / k), rel_tol=0, abs_tol=1e-12):
         return None
     low, high = n, 2 * n
     while not decided(high):
