@@ -6,7 +6,7 @@ import argparse
 import io
 import sys
 
-from passhat.cli._args import k_list, open_fraction, whole_number
+from passhat.cli import k_list, open_fraction, whole_number
 from passhat.report._report import REPORT_FORMATS, run_report, write_atomic
 from passhat.report._words import SAFE_AT
 from passhat.stats._bootstrap import MAX_RESAMPLES, MIN_RESAMPLES
