@@ -111,6 +111,10 @@ COMMANDS = {  # name: (module, one-line help)
         "passhat.cli.eval",
         "promptfoo eval in rounds until every task's verdict is decided (--until-decided), or --resume DIR",
     ),
+    "estimate": (
+        "passhat.cli.eval",
+        "forecast what an eval will cost from a scripted rehearsal's turn counts and the model's list prices",
+    ),
     "compare": (
         "passhat.cli.compare",
         "per-task change in pass rate between two results files (or two providers in one)",
