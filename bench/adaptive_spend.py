@@ -69,12 +69,20 @@ def compare(suites: list[list[tuple[float, list[bool]]]], args: argparse.Namespa
     totals: dict[str, list[float]] = {}
     for suite in suites:
         runs = adaptive(suite, args)
-        figures = {"adaptive": (sum(u for _, u in runs), sum(v is not None for v, _ in runs),
-                                sum(_wrong(v, r, args.k, args.safe_at) for (v, _), (r, _) in zip(runs, suite, strict=True)))}
+        figures = {
+            "adaptive": (
+                sum(u for _, u in runs),
+                sum(v is not None for v, _ in runs),
+                sum(_wrong(v, r, args.k, args.safe_at) for (v, _), (r, _) in zip(runs, suite, strict=True)),
+            )
+        }
         for big_n in FIXED:
             verdicts = [fixed(o, big_n, args.k, args.safe_at) for _, o in suite]
-            figures[f"fixed {big_n}"] = (big_n * len(suite), sum(v is not None for v in verdicts),
-                                         sum(_wrong(v, r, args.k, args.safe_at) for v, (r, _) in zip(verdicts, suite, strict=True)))
+            figures[f"fixed {big_n}"] = (
+                big_n * len(suite),
+                sum(v is not None for v in verdicts),
+                sum(_wrong(v, r, args.k, args.safe_at) for v, (r, _) in zip(verdicts, suite, strict=True)),
+            )
         for name, (trials, decided, wrong) in figures.items():
             totals.setdefault(f"{name} trials", []).append(trials)
             totals.setdefault(f"{name} decided", []).append(decided)
@@ -137,7 +145,9 @@ def real(args: argparse.Namespace) -> tuple[list[list[tuple[float, list[bool]]]]
             server.terminate()
             server.wait()
     rows = json.loads((out / "rounds" / "results.json").read_text())["results"]["results"]
-    costs = [r["response"]["metadata"]["cost_usd"] for r in rows if (r["response"].get("metadata") or {}).get("cost_usd")]
+    costs = [
+        r["response"]["metadata"]["cost_usd"] for r in rows if (r["response"].get("metadata") or {}).get("cost_usd")
+    ]
     tasks = sorted({r["response"]["metadata"]["task_id"] for r in rows})
     follow = [r["success"] == (flaky_draw(r["response"]["metadata"]["task_id"], r["response"]["metadata"]["repeat_index"])
                                < args.rate) for r in rows]  # fmt: skip

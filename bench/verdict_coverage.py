@@ -113,6 +113,5 @@ def main() -> None:
     print(f"\n{time.perf_counter() - started:.0f} s")
 
 
-
 if __name__ == "__main__":
     main()

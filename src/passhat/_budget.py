@@ -18,7 +18,7 @@ import fcntl
 import json
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,13 +30,13 @@ BUDGET_ENV = "PASSHAT_BUDGET_USD"
 REACHED = "budget reached"  # in the error of every trial the guard refused
 
 
-def budget_of(raw: dict, environ: dict[str, str] | None = None) -> float | None:
+def budget_of(raw: dict, environ: Mapping[str, str] | None = None) -> float | None:
     """The budget in dollars from the provider config (`budget_usd`), else $PASSHAT_BUDGET_USD; None for none."""
-    environ = os.environ if environ is None else environ
+    env: Mapping[str, str] = os.environ if environ is None else environ
     value: object = raw.get(BUDGET_KEY)
     where = f"provider config `{BUDGET_KEY}`"
-    if value is None and environ.get(BUDGET_ENV):
-        value, where = environ[BUDGET_ENV], f"${BUDGET_ENV}"
+    if value is None and env.get(BUDGET_ENV):
+        value, where = env[BUDGET_ENV], f"${BUDGET_ENV}"
         try:
             value = float(str(value))
         except ValueError:

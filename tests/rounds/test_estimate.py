@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "report"))
-from test_report import passhat_row, write_results  # noqa: E402
+from test_report import passhat_row, write_results
 
-from passhat.cli import main  # noqa: E402
-from passhat.rounds._estimate import Assumptions, price_of, trial_cost  # noqa: E402
+from passhat.cli import main
+from passhat.rounds._estimate import Assumptions, price_of, trial_cost
 
 
 def test_trial_cost_by_hand() -> None:
@@ -42,7 +42,9 @@ def test_estimate_from_a_rehearsal(tmp_path: Path, capsys: pytest.CaptureFixture
         pytest.param(["--price-in", "3"], "--price-in and --price-out go together", id="half-a-price"),
     ],
 )
-def test_bad_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+def test_bad_input_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
     path = write_results(tmp_path / "r.json", [passhat_row("a", "pass", turns=3)])
     assert main(["estimate", str(path), *args]) == 2
     err = capsys.readouterr().err

@@ -61,7 +61,9 @@ def test_the_budget_stops_before_a_round_would_cross_it() -> None:
     go = next_round(counts, {"a": 5, "b": 5}, Settings(5, 60, 10.0, 10, 0.9))
     assert (go.tasks, go.forecast_usd) == (("a", "b"), pytest.approx(5.0))
     stop = next_round(counts, {"a": 5, "b": 5}, Settings(5, 60, 9.99, 10, 0.9))
-    assert stop.tasks == () and stop.stop is not None and "would take the $5.00 spent past --budget-usd 9.99" in stop.stop
+    assert (
+        stop.tasks == () and stop.stop is not None and "would take the $5.00 spent past --budget-usd 9.99" in stop.stop
+    )
 
 
 @pytest.mark.parametrize("rate", [0.9895, 0.995, 0.97])

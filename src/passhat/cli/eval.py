@@ -32,7 +32,9 @@ def _configure_estimate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", help="promptfoo -o results.json of a rehearsal against the scripted model")
     parser.add_argument("--model", default=DEFAULT_MODEL, help=f"the model to price (default {DEFAULT_MODEL}; "
                         f"known: {', '.join(PRICES)})")  # fmt: skip
-    parser.add_argument("--price-in", type=_dollars, metavar="USD", help="$ per million input tokens (with --price-out)")
+    parser.add_argument(
+        "--price-in", type=_dollars, metavar="USD", help="$ per million input tokens (with --price-out)"
+    )
     parser.add_argument("--price-out", type=_dollars, metavar="USD", help="$ per million output tokens")
     parser.add_argument("--repeat", type=whole_number("--repeat", 1, "expected a positive whole number, e.g. 10"),
                         default=10, metavar="N", help="the eval's --repeat (default 10)")  # fmt: skip
@@ -90,14 +92,18 @@ def _estimate(args: argparse.Namespace) -> int:
           f"solution's path); each turn reads ~{a.context_tokens:,} tokens of context (cached after the first, at "
           f"0.1x; written at 1.25x), adds ~{a.growth_tokens:,} and writes ~{a.output_tokens:,}. Real runs vary: "
           "rehearse, run a few real trials, and compare their cost with this.")  # fmt: skip
-    print(f"\n{'task':<28} {'trials':>6} {'turns':>6} {'real turns':>10} {'$/trial':>8} {'$ x ' + str(args.repeat):>10}")
+    print(
+        f"\n{'task':<28} {'trials':>6} {'turns':>6} {'real turns':>10} {'$/trial':>8} {'$ x ' + str(args.repeat):>10}"
+    )
     for t in found:
         print(f"{t.task:<28} {t.rehearsal_trials:>6} {t.rehearsal_turns:>6.1f} {t.turns:>10.1f} "
               f"{t.usd_per_trial:>8.3f} {t.usd_per_trial * args.repeat:>10.2f}")  # fmt: skip
     print(f"\npromptfoo eval --repeat {args.repeat}: about ${per_round * args.repeat:,.2f} "
           f"({len(found) * args.repeat} trials).")  # fmt: skip
-    print(f"passhat eval --until-decided --round {args.round} --max-trials {args.max_trials}: about "
-          f"${per_round * args.round:,.2f} for round 1, at most ${per_round * args.max_trials:,.2f}; set --budget-usd.")
+    print(
+        f"passhat eval --until-decided --round {args.round} --max-trials {args.max_trials}: about "
+        f"${per_round * args.round:,.2f} for round 1, at most ${per_round * args.max_trials:,.2f}; set --budget-usd."
+    )
     return 0
 
 

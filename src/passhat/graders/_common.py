@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 GAMED = "gamed"  # the named score of a trial's gaming: 1 when a grader caught the agent gaming its tests, else 0
 
 

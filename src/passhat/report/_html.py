@@ -22,7 +22,6 @@ from typing import Any
 
 from passhat._errors import PasshatError
 from passhat.report._html_tables import gates_list, infra_table, suite_table, task_tables, verdict_table
-from passhat.report._words import INTERVAL_WORDS
 from passhat.report._plots import (
     cost_chart,
     esc,
@@ -32,6 +31,7 @@ from passhat.report._plots import (
     pass_hat_panel,
     pass_rate_chart,
 )
+from passhat.report._words import INTERVAL_WORDS
 
 CSS = """
 :root { --ink: #1f2933; --muted: #5f6b7a; --line: #e3e7ec; --head: #f5f7f9; --accent: #1d4ed8;

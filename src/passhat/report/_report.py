@@ -24,8 +24,8 @@ from passhat.report._summary import ProviderSuite, TaskSummary, finish, provider
 from passhat.report._words import SAFE_AT, summary_lines, verdict_of, verdict_rule
 from passhat.results import _progress
 from passhat.results._provenance import provenance
-from passhat.stats._intervals import Method
 from passhat.stats._bootstrap import MAX_RESAMPLES, MIN_RESAMPLES, TARGET_MC_ERROR
+from passhat.stats._intervals import Method
 from passhat.stats._suite import LEVEL, SEED, mean_pass_hat_k
 
 ReportFormat = Literal[Format, "html"]

@@ -16,9 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from passhat.stats._intervals import Method
 from passhat.stats._verdict import decide, trials_to_decide
 
-INTERVAL = "mixture"
+INTERVAL: Method = "mixture"
 
 
 @dataclass(frozen=True)

@@ -129,7 +129,9 @@ def _run_round(out: Path, state: State, rnd: Round, spent: float, echo: TextIO) 
                f"fix the cause, then `passhat eval --resume {out}`")  # fmt: skip
         raise PasshatError(msg)
     if _cut_off(output):  # calls Ctrl+C cut off: run them again, with the round's --repeat
-        code, _, interrupted = _spawn([promptfoo, "eval", "--retry-errors", "--repeat", str(rnd.repeat)], env, log, echo)
+        code, _, interrupted = _spawn(
+            [promptfoo, "eval", "--retry-errors", "--repeat", str(rnd.repeat)], env, log, echo
+        )
         if interrupted:
             rnd.status = "paused"
             save(out, state)
@@ -143,7 +145,9 @@ def start(out: Path, promptfoo_args: Sequence[str], settings: Settings, echo: Te
     check_args(promptfoo_args)
     out.mkdir(parents=True, exist_ok=True)
     if (out / "rounds.json").exists():
-        msg = f"--out {out}: it holds rounds already; continue them with `passhat eval --resume {out}` or pick a new DIR"
+        msg = (
+            f"--out {out}: it holds rounds already; continue them with `passhat eval --resume {out}` or pick a new DIR"
+        )
         raise PasshatError(msg)
     state = State(list(promptfoo_args), settings.round, settings.max_trials, settings.budget_usd, settings.k,
                   settings.safe_at)  # fmt: skip

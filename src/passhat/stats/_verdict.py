@@ -34,7 +34,7 @@ def hat_interval(n: float, c: float, k: int, method: Method = "clopper-pearson")
 
 
 def decide(n: float, c: float, k: int, threshold: float, method: Method = "clopper-pearson") -> Decision | None:
-    """"safe", "not safe", or None (not enough trials to say; also when n == 0)."""
+    """ "safe", "not safe", or None (not enough trials to say; also when n == 0)."""
     _check(k, threshold)
     interval = hat_interval(n, c, k, method)
     if interval is None:
@@ -47,7 +47,12 @@ def decide(n: float, c: float, k: int, threshold: float, method: Method = "clopp
 
 
 def trials_to_decide(
-    n: int, c: int, k: int, threshold: float, method: Method = "clopper-pearson", limit: int = 100_000,
+    n: int,
+    c: int,
+    k: int,
+    threshold: float,
+    method: Method = "clopper-pearson",
+    limit: int = 100_000,
     rate: float | None = None,
 ) -> int | None:
     """More trials until the verdict is decided if the observed rate c/n holds (c/n of the new trials pass);

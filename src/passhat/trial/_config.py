@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Literal, cast
 from urllib.parse import urlsplit
 
-from passhat._errors import PasshatError
 from passhat._budget import BUDGET_KEY, budget_of
+from passhat._errors import PasshatError
 from passhat.cluster import EXECUTOR_KEYS, Executor, parse_executor
 from passhat.trial._isolation import ISOLATIONS, Isolation
 from passhat.trial._limits import Limits
