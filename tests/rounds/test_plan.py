@@ -8,7 +8,7 @@ import random
 import pytest
 
 from passhat.rounds import Count, Settings, next_round
-from passhat.stats._verdict import decide
+from passhat.stats._verdict import chance_to_decide, decide
 
 SETTINGS = Settings(round=5, max_trials=60, budget_usd=None, k=10, safe_at=0.9)
 
@@ -36,18 +36,29 @@ def test_a_task_never_decided_stops_at_max_trials() -> None:
 
 
 def test_the_last_round_is_cut_to_max_trials() -> None:
-    # 4/5: at the rate 0.8 the rule expects a decision ("not safe") within 6 more trials; 7 are left.
     plan = next_round([count("t", 5, 4)], {"t": 5}, Settings(10, 12, None, 10, 0.9))
     assert (plan.tasks, plan.repeat) == (("t",), 7)
 
 
-def test_a_task_the_trials_left_cannot_decide_stops_early() -> None:
-    # 10/10: called safe only after ~890 more passes in a row (the mixture), far beyond the 50 left of 60;
-    # 9/10: at the rate 0.9, 26 more trials would show it is not safe — it goes on.
-    plan = next_round([count("young", 10, 10), count("shaky", 10, 9)], {"young": 10, "shaky": 10}, SETTINGS)
-    assert (plan.tasks, plan.beyond) == (("shaky",), ("young",))
-    plan = next_round([count("young", 10, 10)], {"young": 10}, SETTINGS)
-    assert plan.tasks == () and plan.stop is not None and "need more trials than --max-trials 60" in plan.stop
+def test_a_task_the_trials_left_are_unlikely_to_decide_stops_early() -> None:
+    # 20/20: never safe within 60 (the mixture needs ~900 passes in a row), and not safe only if 5 or more of the
+    # 40 left fail — 11% by the posterior predictive, below the even odds that keep a task going. 5/5 goes on (59%).
+    assert chance_to_decide(20, 20, 40, 10, 0.9, "mixture") == pytest.approx(0.111, abs=0.001)
+    plan = next_round([count("young", 20, 20), count("lucky", 5, 5)], {"young": 20, "lucky": 5}, SETTINGS)
+    assert (plan.tasks, plan.beyond) == (("lucky",), ("young",))
+    plan = next_round([count("young", 20, 20)], {"young": 20}, SETTINGS)
+    assert plan.tasks == () and plan.stop is not None and "the trials --max-trials 60 leaves are unlikely (< 50%)" in plan.stop
+
+
+def test_chance_to_decide_against_a_brute_force_sum() -> None:
+    """5/5 with 15 more: sum over every count of new passes x of its beta-binomial(15, 6, 1) weight (scipy), where
+    decide() at 20 trials gives a verdict."""
+    from scipy import stats as sp
+
+    expected = sum(
+        sp.betabinom.pmf(x, 15, 6, 1) for x in range(16) if decide(20, 5 + x, 10, 0.9, "mixture") is not None
+    )
+    assert chance_to_decide(5, 5, 15, 10, 0.9, "mixture") == pytest.approx(expected, rel=1e-9)
 
 
 def test_a_task_is_open_while_any_provider_is_undecided() -> None:

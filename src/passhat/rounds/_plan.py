@@ -3,9 +3,10 @@
 After each round, per (task, provider): decided when the anytime-valid 95% interval of pass^k (the mixture,
 `stats._verdict.decide(method="mixture")`) lies at or above the threshold, or below it. A task stays open while
 any of its providers is undecided and more trials can still decide it: it has had fewer than `max_trials`, and
-at its rate the rule expects it decided within the trials left (`trials_to_decide` at (c + 1/2) / (n + 1), so
-5/5 is not taken for a sure 1: a task that would need 600 more passes in a row to be called safe is not worth 50
-more, but one that passed its first 5 may still show its failures). The next round runs the open
+the trials left are more likely than not (HOPE) to decide it, by the posterior predictive of its rate
+(`stats._verdict.chance_to_decide`): a task that passed 10 of 10 will not be called safe within 60 trials and
+shows enough failures to be called not safe in only 36% of cases, so it stops; one that passed its first 5
+(59%) or 9 of 10 (78%) goes on. The next round runs the open
 tasks `round` more times (fewer when `max_trials` is closer) — unless its forecast cost (the mean cost of a trial
 so far x the trials it would run) would take the total past the budget: the rule stops before crossing it.
 """
@@ -17,9 +18,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from passhat.stats._intervals import Method
-from passhat.stats._verdict import decide, trials_to_decide
+from passhat.stats._verdict import chance_to_decide, decide, trials_to_decide
 
 INTERVAL: Method = "mixture"
+HOPE = 0.5  # a task goes on while the trials left are more likely than not to decide it
 
 
 @dataclass(frozen=True)
@@ -59,8 +61,13 @@ def _decided(n: int, c: int, k: int, safe_at: float) -> bool:
 
 
 @lru_cache(maxsize=1 << 16)
-def _more(n: int, c: int, k: int, safe_at: float, shrunk: bool = False) -> int | None:
-    return trials_to_decide(n, c, k, safe_at, INTERVAL, rate=(c + 0.5) / (n + 1) if shrunk else None)
+def _more(n: int, c: int, k: int, safe_at: float) -> int | None:
+    return trials_to_decide(n, c, k, safe_at, INTERVAL)
+
+
+@lru_cache(maxsize=1 << 16)
+def _chance(n: int, c: int, more: int, k: int, safe_at: float) -> float:
+    return chance_to_decide(n, c, more, k, safe_at, INTERVAL)
 
 
 def decided(count: Count, settings: Settings) -> bool:
@@ -73,13 +80,12 @@ def expected_more(count: Count, settings: Settings) -> int | None:
 
 
 def _hopeful(count: Count, room: int, settings: Settings) -> bool:
-    """Undecided, and the trials left can decide it at its observed rate (no scored trial yet: try)."""
+    """Undecided, and the trials left have at least a HOPE chance to decide it (no scored trial yet: try)."""
     if decided(count, settings):
         return False
     if count.n == 0:
         return True
-    more = _more(count.n, count.passes, settings.k, settings.safe_at, shrunk=True)
-    return more is not None and more <= room
+    return _chance(count.n, count.passes, room, settings.k, settings.safe_at) >= HOPE
 
 
 def next_round(counts: Sequence[Count], scheduled: Mapping[str, int], settings: Settings) -> Next:
@@ -97,8 +103,8 @@ def next_round(counts: Sequence[Count], scheduled: Mapping[str, int], settings: 
     beyond = tuple(task for task in undecided if task not in open_tasks)
     if not open_tasks:
         return Next((), 0, (
-            f"at their observed rates, the undecided tasks need more trials than --max-trials {settings.max_trials} "
-            "leaves (raise it, or accept 'not enough trials to say')"
+            f"the trials --max-trials {settings.max_trials} leaves are unlikely (< {HOPE:.0%}) to decide the "
+            "undecided tasks (raise it, or accept 'not enough trials to say')"
         ), beyond=beyond)  # fmt: skip
     repeat = min(settings.round, max(room[task] for task in open_tasks))
     forecast = None

@@ -10,6 +10,7 @@ sequence when the trials were stopped by looking.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Literal
 
 from passhat.stats._intervals import Method, rate_interval
@@ -47,19 +48,11 @@ def decide(n: float, c: float, k: int, threshold: float, method: Method = "clopp
 
 
 def trials_to_decide(
-    n: int,
-    c: int,
-    k: int,
-    threshold: float,
-    method: Method = "clopper-pearson",
-    limit: int = 100_000,
-    rate: float | None = None,
+    n: int, c: int, k: int, threshold: float, method: Method = "clopper-pearson", limit: int = 100_000
 ) -> int | None:
     """More trials until the verdict is decided if the observed rate c/n holds (c/n of the new trials pass);
-    0 when it already is. `rate` projects another rate for the new trials instead (the rounds' futility check
-    uses (c + 1/2) / (n + 1), Jeffreys' posterior mean, so that 5/5 is not taken for a rate of exactly 1).
-    None when n == 0, when no number decides it (the rate is exactly threshold^(1/k)), or beyond `limit` more
-    trials.
+    0 when it already is. None when n == 0, when no number decides it (the rate is exactly threshold^(1/k)),
+    or beyond `limit` more trials.
 
     Deciding is monotone in the number of trials at a fixed rate for every method here, so a doubling search
     and then bisection find the least such number.
@@ -67,7 +60,7 @@ def trials_to_decide(
     _check(k, threshold)
     if n == 0:
         return None
-    projected = c / n if rate is None else rate
+    projected = c / n
 
     def decided(trials: int) -> bool:
         return decide(trials, c + projected * (trials - n), k, threshold, method) is not None
@@ -85,3 +78,40 @@ def trials_to_decide(
         middle = (low + high) // 2
         low, high = (low, middle) if decided(middle) else (middle, high)
     return high - n
+
+
+def _cutoffs(total: int, k: int, threshold: float, method: Method) -> tuple[int, int]:
+    """At `total` trials: the most passes still called "not safe" (-1: none) and the fewest called "safe"
+    (total + 1: none). Deciding is monotone in the passes, so both are found by bisection."""
+
+    def least(holds: Callable[[int], bool]) -> int:  # the least c in 0..total where `holds` (monotone) is true
+        low, high = -1, total + 1
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if holds(middle) else (middle, high)
+        return high
+
+    not_safe = least(lambda c: decide(total, c, k, threshold, method) != "not safe") - 1
+    return not_safe, least(lambda c: decide(total, c, k, threshold, method) == "safe")
+
+
+def chance_to_decide(
+    n: int, c: int, more: int, k: int, threshold: float, method: Method = "clopper-pearson"
+) -> float:
+    """The chance that `more` trials decide the verdict at n + more trials, by the posterior predictive of the
+    rate given c of n (uniform prior: the new passes are beta-binomial(more, c + 1, n - c + 1)). Used to stop
+    spending on a task the trials left are unlikely to decide — without taking 5/5 for a sure rate of 1."""
+    _check(k, threshold)
+    if more <= 0:
+        return 1.0 if decide(n, c, k, threshold, method) is not None else 0.0
+    not_safe, safe = _cutoffs(n + more, k, threshold, method)
+    a, b = c + 1, n - c + 1
+
+    def pmf(x: int) -> float:  # beta-binomial, in logs
+        return math.exp(
+            math.lgamma(more + 1) - math.lgamma(x + 1) - math.lgamma(more - x + 1)
+            + math.lgamma(x + a) + math.lgamma(more - x + b) - math.lgamma(more + a + b)
+            - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))
+        )  # fmt: skip
+
+    return sum(pmf(x) for x in range(more + 1) if c + x <= not_safe or c + x >= safe)
