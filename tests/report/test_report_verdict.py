@@ -85,6 +85,10 @@ def test_the_verdict_leads_every_format(results: Path, capsys: pytest.CaptureFix
     html = report(capsys, str(results), "--format", "html")[1]
     assert html.index('id="verdict"') < html.index('id="summary"') < html.index('id="tasks"')
     assert 'data-figure="steady|sonnet|verdict.verdict" data-value="&quot;safe&quot;">safe</td>' in html
+    # trials used by a decided task, trials expected for an open one: in every format
+    assert "6/10 passed; decided after 10 trials" in html and "about 341 more trials would decide it" in html
+    rows = {r["task"]: r for r in csv.DictReader(io.StringIO(report(capsys, str(results), "--format", "csv")[1]))}
+    assert (rows["shaky"]["trials_used"], rows["young"]["runs_to_decide"]) == ("10", "341")
 
 
 def errored_rows() -> list[dict[str, Any]]:
