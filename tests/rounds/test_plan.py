@@ -47,7 +47,11 @@ def test_a_task_the_trials_left_are_unlikely_to_decide_stops_early() -> None:
     plan = next_round([count("young", 20, 20), count("lucky", 5, 5)], {"young": 20, "lucky": 5}, SETTINGS)
     assert (plan.tasks, plan.beyond) == (("lucky",), ("young",))
     plan = next_round([count("young", 20, 20)], {"young": 20}, SETTINGS)
-    assert plan.tasks == () and plan.stop is not None and "the trials --max-trials 60 leaves are unlikely (< 50%)" in plan.stop
+    assert (
+        plan.tasks == ()
+        and plan.stop is not None
+        and "the trials --max-trials 60 leaves are unlikely (< 50%)" in plan.stop
+    )
 
 
 def test_chance_to_decide_against_a_brute_force_sum() -> None:

@@ -95,9 +95,7 @@ def _cutoffs(total: int, k: int, threshold: float, method: Method) -> tuple[int,
     return not_safe, least(lambda c: decide(total, c, k, threshold, method) == "safe")
 
 
-def chance_to_decide(
-    n: int, c: int, more: int, k: int, threshold: float, method: Method = "clopper-pearson"
-) -> float:
+def chance_to_decide(n: int, c: int, more: int, k: int, threshold: float, method: Method = "clopper-pearson") -> float:
     """The chance that `more` trials decide the verdict at n + more trials, by the posterior predictive of the
     rate given c of n (uniform prior: the new passes are beta-binomial(more, c + 1, n - c + 1)). Used to stop
     spending on a task the trials left are unlikely to decide — without taking 5/5 for a sure rate of 1."""
