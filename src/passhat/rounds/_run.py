@@ -27,7 +27,7 @@ from passhat._budget import BUDGET_ENV, REACHED
 from passhat._errors import PasshatError
 from passhat.report._parallel import fold_file
 from passhat.report._summary import finish
-from passhat.rounds._plan import Count, Settings, next_round
+from passhat.rounds._plan import Count, Settings, decided, next_round
 from passhat.rounds._state import COMBINED, Round, State, combine, load, save
 
 OFFSET_ENV, TASKS_ENV = "PASSHAT_REPEAT_OFFSET", "PASSHAT_TASKS"
@@ -180,6 +180,10 @@ def _loop(out: Path, state: State, echo: TextIO) -> int:
                 return code
         found, refused = counts(combine(out, state), state.k)
         plan = next_round(found, {c.task: state.scheduled(c.task) for c in found}, settings)
+        settled = sum(decided(c, settings) for c in found)
+        spent = sum(c.cost_usd for c in found)
+        print(f"passhat: after round {rnd.number}: {settled} of {len(found)} decided, {sum(c.trials for c in found)} "
+              f"trials, ${spent:.2f} spent", file=echo, flush=True)  # fmt: skip
         stop = f"the budget guard refused trials in round {rnd.number}" if refused and plan.stop is None else plan.stop
         if stop is not None:
             state.stop = stop
