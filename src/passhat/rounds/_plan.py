@@ -6,9 +6,9 @@ any of its providers is undecided and more trials can still decide it: it has ha
 the trials left are more likely than not (HOPE) to decide it, by the posterior predictive of its rate
 (`stats._verdict.chance_to_decide`): a task that passed 10 of 10 will not be called safe within 60 trials and
 shows enough failures to be called not safe in only 36% of cases, so it stops; one that passed its first 5
-(59%) or 9 of 10 (78%) goes on. The next round runs the open
-tasks `round` more times (fewer when `max_trials` is closer) — unless its forecast cost (the mean cost of a trial
-so far x the trials it would run) would take the total past the budget: the rule stops before crossing it.
+(59%) or 9 of 10 (78%) goes on. The next round runs the open tasks `round` more times (fewer when `max_trials`
+is closer) — unless its forecast cost (the mean cost of a trial so far x the trials it would run) would take the
+total past the budget: the rule stops before crossing it.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from passhat.stats._intervals import Method
-from passhat.stats._verdict import chance_to_decide, decide, trials_to_decide
+from passhat.stats._verdict import chance_to_decide, decide
 
 INTERVAL: Method = "mixture"
 HOPE = 0.5  # a task goes on while the trials left are more likely than not to decide it
@@ -52,17 +52,12 @@ class Next:
     repeat: int  # trials per task in it
     stop: str | None  # why the rounds end (None: they go on)
     forecast_usd: float | None = None
-    beyond: tuple[str, ...] = ()  # undecided tasks the trials left cannot decide at their observed rate
+    beyond: tuple[str, ...] = ()  # undecided tasks the trials left are unlikely to decide (left as they are)
 
 
 @lru_cache(maxsize=1 << 16)
 def _decided(n: int, c: int, k: int, safe_at: float) -> bool:
     return decide(n, c, k, safe_at, INTERVAL) is not None
-
-
-@lru_cache(maxsize=1 << 16)
-def _more(n: int, c: int, k: int, safe_at: float) -> int | None:
-    return trials_to_decide(n, c, k, safe_at, INTERVAL)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -72,11 +67,6 @@ def _chance(n: int, c: int, more: int, k: int, safe_at: float) -> float:
 
 def decided(count: Count, settings: Settings) -> bool:
     return _decided(count.n, count.passes, settings.k, settings.safe_at)
-
-
-def expected_more(count: Count, settings: Settings) -> int | None:
-    """Trials the rule expects an open (task, provider) still needs if its observed rate holds."""
-    return _more(count.n, count.passes, settings.k, settings.safe_at)
 
 
 def _hopeful(count: Count, room: int, settings: Settings) -> bool:

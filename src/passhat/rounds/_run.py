@@ -185,6 +185,9 @@ def _loop(out: Path, state: State, echo: TextIO) -> int:
         print(f"passhat: after round {rnd.number}: {settled} of {len(found)} decided, {sum(c.trials for c in found)} "
               f"trials, ${spent:.2f} spent", file=echo, flush=True)  # fmt: skip
         stop = f"the budget guard refused trials in round {rnd.number}" if refused and plan.stop is None else plan.stop
+        if plan.beyond:
+            print(f"passhat: left undecided (the trials left are unlikely to decide them): {', '.join(plan.beyond)}",
+                  file=echo, flush=True)  # fmt: skip
         if stop is not None:
             state.stop = stop
             save(out, state)
