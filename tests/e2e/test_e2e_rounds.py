@@ -98,6 +98,8 @@ def test_rounds_continue_repeats_and_resume_after_ctrl_c_inside_a_round(
     # from rounds: the anytime-valid interval; 4/4 cannot show pass^1 >= 0.9 yet
     assert task["verdict"]["interval"] == "mixture" and task["verdict"]["trials_used"] == 4
     assert data["provenance"]["rounds"][1]["tasks"] == [TASK]
+    assert main(["report", str(out / "results.json"), "--k", "1"]) == 0
+    assert "2 rounds of passhat eval --until-decided" in " ".join(capsys.readouterr().out.split())
 
 
 def test_budget_usd_refuses_the_trials_that_would_cross_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

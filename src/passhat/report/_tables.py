@@ -110,7 +110,8 @@ def provenance_line(p: dict[str, Any]) -> str:
              f"promptfoo {p['promptfoo_version']}" if p["promptfoo_version"] else None,
              f"--repeat {p['repeat']}" if p["repeat"] else (f"{p['repeats_seen']} repeats" if p["repeats_seen"] else None),
              f"models {', '.join(p['models'])}" if p["models"] else "model not recorded",
-             "the scripted model (passhat fake-model), not real Claude" if p.get("scripted_model") else None]  # fmt: skip
+             "the scripted model (passhat fake-model), not real Claude" if p.get("scripted_model") else None,
+             f"{len(p['rounds'])} rounds of passhat eval --until-decided" if p.get("rounds") else None]  # fmt: skip
     return f"passhat report of {p['source']}: " + "; ".join(part for part in parts if part) + "."
 
 
