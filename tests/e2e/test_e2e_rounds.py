@@ -119,8 +119,20 @@ def test_budget_usd_refuses_the_trials_that_would_cross_it(tmp_path: Path, capsy
         capped = subprocess.run([*run, "--repeat", "5", "-o", "capped.json"], cwd=tmp_path, env=env,
                                 capture_output=True, text=True, timeout=600)  # fmt: skip
         assert capped.returncode in (0, 100), capped.stdout[-2000:]
+        # The rounds stop before a round whose forecast crosses --budget-usd: round 1 (2 trials) spends 2c, round 2
+        # is forecast at 2 x the mean c, and 2c + 2c > 3c.
+        env = _setup(tmp_path, server.url)
+        rounds = subprocess.run(
+            [sys.executable, "-m", "passhat", "eval", "--until-decided", "--round", "2", "--budget-usd", str(3 * cost),
+             "--out", "runs", "--", "-c", "promptfooconfig.yaml", "-j", "1", "--no-progress-bar"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert rounds.returncode == 0, rounds.stdout[-3000:] + rounds.stderr[-3000:]
     finally:
         server.stop()
+    assert "stopped after round 1: the next round (1 task(s) x 2 trial(s)" in rounds.stdout
+    assert f"past --budget-usd {3 * cost:g}" in rounds.stdout
+    assert len(_rows(tmp_path / "runs" / "results.json")) == 2
     rows = _rows(tmp_path / "capped.json")
     ran = [r for r in rows if not r["response"].get("error")]
     refused = [r for r in rows if "budget reached" in (r["response"].get("error") or "")]
