@@ -17,8 +17,7 @@ import pytest
 
 import passhat
 from passhat._errors import PasshatError
-from passhat.cli import build_parser, main
-from passhat.cli._args import FORMAT_ORDER
+from passhat.cli import FORMAT_ORDER, build_parser, main
 from passhat.fake_model import _judge, _scripts, parse_script
 
 PASSHAT = Path(sys.executable).parent / "passhat"

@@ -187,11 +187,14 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         "infra_error_reasons": [
             {"reason": "Claude Agent SDK call failed: API error 529 (overloaded) after 3 retries", "count": 1}
         ],
-        # k = 3, the largest --k. 1/2: Wilson [0.0945, 0.9055], cubed [0.00084, 0.742]: all below 0.9. The
-        # estimate is (1/2)^3 = 0.125 (the column's pass^3 is undefined at n=2 < k=3), inside the interval.
-        "verdict": {"verdict": "not safe", "k": 3, "threshold": 0.9, "estimate": 0.125, "estimator": "(c/n)^k",
-                    "passes": 1, "n": 2, "runs_to_decide": None,
-                    "ci_95": [pytest.approx(0.0945312**3, rel=1e-5), pytest.approx(0.9054688**3, rel=1e-5)]},
+        # k = 3, the largest --k. 1/2: Clopper-Pearson [1 - sqrt(0.975), sqrt(0.975)] (the Beta(1, 2) and Beta(2, 1)
+        # quantiles), cubed [2.0e-6, 0.9627]: it holds 0.9, not yet decided; at the rate 1/2, one more trial
+        # (1.5 of 3) brings the top below 0.9. Trials used: 2 scored + 1 infra error. The estimate is
+        # (1/2)^3 = 0.125 (the column's pass^3 is undefined at n=2 < k=3), inside the interval.
+        "verdict": {"verdict": "not enough trials to say", "k": 3, "threshold": 0.9, "estimate": 0.125,
+                    "estimator": "(c/n)^k", "passes": 1, "n": 2, "interval": "clopper-pearson", "trials_used": 3,
+                    "ci_95": [pytest.approx((1 - 0.975**0.5) ** 3, rel=1e-6), pytest.approx(0.975**1.5, rel=1e-6)],
+                    "runs_to_decide": 1},
         "named_scores": {},  # the native SDK provider's rows carry no namedScores
         "gamed": 0,  # no row has the named score `gamed`: nothing looked for gaming ...
         "scanned": 0,  # ... so the table shows "-", not 0
@@ -262,7 +265,7 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert data["provenance"] == {
         "source": str(path), "eval_id": "eval-abc-2025-01-01T00:00:00", "date": "2025-01-01T00:00:00.000Z",
         "promptfoo_version": "0.123.1", "description": "passhat test suite", "repeat": None, "repeats_seen": 11,
-        "providers": [], "models": [], "scripted_model": False,
+        "providers": [], "models": [], "scripted_model": False, "rounds": None,
     }  # fmt: skip
 
 

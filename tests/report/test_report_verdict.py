@@ -26,25 +26,44 @@ def test_the_verdict_per_task_in_json(results: Path, capsys: pytest.CaptureFixtu
     data = json.loads(report(capsys, str(results), "--format", "json")[1])
     assert data["verdict"]["k"] == 10 and data["verdict"]["threshold"] == 0.9  # the largest --k, the default
     verdicts = {t["task"]: t["verdict"] for t in data["tasks"]}
-    # steady 400/400: Wilson low = 400 / (400 + z²) = 0.99049; to the 10th power 0.9090 >= 0.9: safe.
+    # The fixed-n verdict's interval is Clopper-Pearson. At c = n its low end solves p^n = 0.025 (the chance of n
+    # passes in a row at the low end is alpha/2): steady 400/400: low = 0.025^(1/400), ^10 = 0.025^(1/40) = 0.9119.
     assert verdicts["steady"]["verdict"] == "safe"
-    assert verdicts["steady"]["ci_95"][0] == pytest.approx((400 / (400 + 1.959963984540054**2)) ** 10)
-    # shaky 6/10: Wilson high 0.8318, to the 10th 0.159 < 0.9: not safe.
+    assert verdicts["steady"]["ci_95"][0] == pytest.approx(0.025 ** (10 / 400))
+    # shaky 6/10: CP high = the 0.975 quantile of Beta(7, 4) = 0.8784, to the 10th 0.273 < 0.9: not safe.
     # Its estimate is the plug-in (6/10)^10 = 60466176/10^10, not the column's C(6,10)/C(10,10) = 0.
     assert verdicts["shaky"] | {"ci_95": None} == {
         "verdict": "not safe", "k": 10, "threshold": 0.9, "estimate": 6**10 / 10**10, "estimator": "(c/n)^k",
-        "ci_95": None, "passes": 6, "n": 10, "runs_to_decide": None,
+        "ci_95": None, "passes": 6, "n": 10, "runs_to_decide": None, "interval": "clopper-pearson", "trials_used": 10,
     }  # fmt: skip
-    assert verdicts["shaky"]["ci_95"][1] == pytest.approx(0.8318197**10, rel=1e-5)
-    # young 10/10: Wilson low 0.7224, to the 10th 0.0387: the interval holds 0.9 — not enough trials to say.
-    # All passes at 353 more (n=363: low 363/366.84 = 0.98953, ^10 = 0.90008); n=362 is short (0.89982).
-    assert (verdicts["young"]["verdict"], verdicts["young"]["runs_to_decide"]) == ("not enough trials to say", 353)
+    assert verdicts["shaky"]["ci_95"][1] == pytest.approx(0.8784477**10, rel=1e-5)
+    # young 10/10: low 0.025^(1/10) = 0.6915, to the 10th 0.025: the interval holds 0.9 — not enough trials to say.
+    # All passes decide it at n >= 10 ln 0.025 / ln 0.9 = 350.1: n = 351, 341 more.
+    assert (verdicts["young"]["verdict"], verdicts["young"]["runs_to_decide"]) == ("not enough trials to say", 341)
+    assert verdicts["young"]["trials_used"] == 10
+
+
+def test_sequential_widens_the_interval_to_the_anytime_valid_one(
+    results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(report(capsys, str(results), "--format", "json", "--sequential")[1])
+    verdicts = {t["task"]: t["verdict"] for t in data["tasks"]}
+    fixed = {t["task"]: t["verdict"] for t in json.loads(report(capsys, str(results), "--format", "json")[1])["tasks"]}
+    assert data["verdict"]["interval"] == "mixture" and "anytime-valid" in data["verdict"]["rule"]
+    # young 10/10: more trials to decide than at a fixed n, the price of looking after every round
+    assert verdicts["young"]["runs_to_decide"] > fixed["young"]["runs_to_decide"]
+    assert verdicts["steady"]["ci_95"][0] < fixed["steady"]["ci_95"][0]
+    # steady 400/400 is safe at a fixed n but not when the 400 might have been stopped by looking: with the
+    # uniform mixture, all passes give M_n(p) = B(n + 1, 1) / p^n = 1 / ((n + 1) p^n), and that reaches 20 at
+    # p^10 = 0.9 only for n ln(1/0.98952) >= ln(20 (n + 1)): n of about 900.
+    assert (fixed["steady"]["verdict"], verdicts["steady"]["verdict"]) == ("safe", "not enough trials to say")
+    assert verdicts["shaky"]["verdict"] == "not safe"
 
 
 def test_safe_at_and_unattended_runs_set_the_rule(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = json.loads(report(capsys, str(results), "--format", "json", "--unattended-runs", "3", "--safe-at", "0.3")[1])
     verdicts = {t["task"]: t["verdict"]["verdict"] for t in data["tasks"]}
-    # k = 3: young's interval [0.7224³, 1] = [0.377, 1] is above 0.3 now; shaky [0.3127³, 0.8318³] = [0.031, 0.576].
+    # k = 3: young's interval [0.6915³, 1] = [0.331, 1] is above 0.3 now; shaky [0.2624³, 0.8784³] = [0.018, 0.678].
     assert (data["verdict"]["k"], verdicts) == (3, {"shaky": "not enough trials to say", "steady": "safe",
                                                     "young": "safe"})  # fmt: skip
     with pytest.raises(SystemExit) as exit_info:
@@ -59,15 +78,19 @@ def test_the_verdict_leads_every_format(results: Path, capsys: pytest.CaptureFix
     assert table[verdict].startswith("Safe for 10 unattended runs in a row? safe when the whole 95% interval of")
     lines = [line for line in table[verdict : table.index("", verdict)] if not line.startswith("    ")]
     assert [line.split(":")[0].strip() for line in lines[-3:]] == ["shaky", "young", "steady"]  # the worst first
-    assert lines[-3] == "  shaky: not safe: pass^10 ≈ (6/10)^10 = 0.006 (95% CI 0.000-0.159)"
+    assert lines[-3] == "  shaky: not safe: pass^10 ≈ (6/10)^10 = 0.006 (95% CI 0.000-0.274); decided after 10 trials"
     md = report(capsys, str(results), "--format", "md")[1].splitlines()
     assert md[4:6] == ["### Safe for 10 unattended runs?", ""]  # after the title and where the figures come from
-    assert "- **not enough trials to say**: young: pass^10 ≈ (10/10)^10 = 1.000 (95% CI 0.039-1.000); about " \
-           "353 more trials would decide it if the rate holds" in md  # fmt: skip
+    assert "- **not enough trials to say**: young: pass^10 ≈ (10/10)^10 = 1.000 (95% CI 0.025-1.000); about " \
+           "341 more trials would decide it if the rate holds" in md  # fmt: skip
     html = report(capsys, str(results), "--format", "html")[1]
     assert html.index('id="verdict"') < html.index('id="summary"') < html.index('id="tasks"')
     assert 'data-figure="steady|sonnet|verdict.verdict" data-value="&quot;safe&quot;">safe</td>' in html
     assert f'data-figure="shaky|sonnet|verdict.estimate" data-value="{6**10 / 10**10}">pass^10 ≈ (6/10)^10' in html
+    # trials used by a decided task, trials expected for an open one: in every format
+    assert "(95% CI 0.000-0.274); decided after 10 trials" in html and "about 341 more trials would decide it" in html
+    rows = {r["task"]: r for r in csv.DictReader(io.StringIO(report(capsys, str(results), "--format", "csv")[1]))}
+    assert (rows["shaky"]["trials_used"], rows["young"]["runs_to_decide"]) == ("10", "341")
 
 
 def errored_rows() -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from passhat.cli._args import whole_number
+from passhat.cli import whole_number
 from passhat.judge._calibrate import VERDICT, calibrate, check_scale, read_labels
 from passhat.report._formats import aligned
 

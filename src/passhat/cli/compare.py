@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from passhat.cli._args import open_fraction, whole_number
+from passhat.cli import open_fraction, whole_number
 from passhat.report._compare import run_compare
 from passhat.report._formats import FORMATS
 from passhat.stats._suite import PAIRED_RESAMPLES, SEED

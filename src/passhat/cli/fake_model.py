@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from passhat.cli._args import hidden_alias
+from passhat.cli import hidden_alias
 
 HELP = "scripted Anthropic-compatible model server on loopback (no API key, drives the real CLI)"
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from passhat._errors import PasshatError
-from passhat.cli._args import format_option, whole_number
+from passhat.cli import format_option, whole_number
 from passhat.judge._noise import _load_rows, collect, summary
 from passhat.report._formats import aligned
 

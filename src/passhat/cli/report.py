@@ -6,7 +6,7 @@ import argparse
 import io
 import sys
 
-from passhat.cli._args import k_list, open_fraction, whole_number
+from passhat.cli import k_list, open_fraction, whole_number
 from passhat.report._report import REPORT_FORMATS, run_report, write_atomic
 from passhat.report._words import SAFE_AT
 from passhat.stats._bootstrap import MAX_RESAMPLES, MIN_RESAMPLES
@@ -47,6 +47,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         f"(default {SAFE_AT:g}); k is --unattended-runs, else the largest --k",
     )  # fmt: skip
     parser.add_argument(
+        "--sequential", action="store_true",
+        help="the verdict's interval stays valid however the trials were stopped (the anytime-valid mixture; the "
+        "default for `passhat eval --until-decided` files): use it when you looked at reports and ran more trials",
+    )  # fmt: skip
+    parser.add_argument(
         "--wide", action="store_true", help="--format table: every column (default: what fits 120 columns)"
     )
     parser.add_argument("--seed", type=int, default=SEED, help="bootstrap seed (default 0)")
@@ -65,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     code = run_report(
         args.results, ks=args.k, form=args.format, out=out, unattended_runs=args.unattended_runs,
         ci_width=args.ci_width, gates=args.gate, seed=args.seed, resamples=args.resamples, history_db=args.db,
-        safe_at=args.safe_at, wide=args.wide,
+        safe_at=args.safe_at, wide=args.wide, sequential=args.sequential,
     )  # fmt: skip
     if args.output is not None:
         write_atomic(args.output, buffer.getvalue())  # also when a gate failed: the report says which

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 from passhat._errors import PasshatError, yaml_position
-from passhat.cli._args import k_list
+from passhat.cli import k_list
 
 if TYPE_CHECKING:
     from passhat.tasks._load import Task

@@ -31,6 +31,7 @@ from passhat.report._plots import (
     pass_hat_panel,
     pass_rate_chart,
 )
+from passhat.report._words import INTERVAL_WORDS
 from passhat.report.cheats import cheat_html
 
 CSS = """
@@ -189,8 +190,8 @@ def page(data: dict[str, Any], highlight: int | None = None) -> str:
     sections = [
         f"<h1>passhat report</h1>{_provenance(data['provenance'])}",
         f'<h2 id="verdict-head">Safe for <span data-figure="(report)||verdict.k" data-value="{v["k"]}">{v["k"]}</span>'
-        ' unattended runs?</h2><p class="note">Safe when the whole 95% interval of pass^k (the Wilson interval of '
-        "the pass rate, each end to the k-th power) is at or above "
+        ' unattended runs?</h2><p class="note">Safe when the whole 95% interval of pass^k ('
+        f"{esc(INTERVAL_WORDS[v['interval']])}, each end to the k-th power) is at or above "
         f'<span data-figure="(report)||verdict.threshold" data-value="{v["threshold"]}">{v["threshold"]:g}</span>; '
         "not safe when it is all below; else not enough trials to say (<code>--safe-at</code> sets the threshold, "
         f"<code>--unattended-runs</code> k).</p>{verdict_table(data)}",

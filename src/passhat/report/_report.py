@@ -21,12 +21,13 @@ from passhat.report._formats import FORMATS, Format
 from passhat.report._gates import GateResult, describe, evaluate, gate_ks, parse_gate
 from passhat.report._parallel import fold_file
 from passhat.report._summary import ProviderSuite, TaskSummary, finish, provider_suites
-from passhat.report._words import SAFE_AT, interval_note, summary_lines, verdict_of
+from passhat.report._words import SAFE_AT, interval_note, summary_lines, verdict_of, verdict_rule
 from passhat.report.cheats import cheat_data, split_impossible
 from passhat.results import _progress
 from passhat.results._causes import with_repeat
 from passhat.results._provenance import provenance
 from passhat.stats._bootstrap import MAX_RESAMPLES, MIN_RESAMPLES, TARGET_MC_ERROR
+from passhat.stats._intervals import Method
 from passhat.stats._suite import LEVEL, SEED, mean_pass_hat_k
 
 ReportFormat = Literal[Format, "html"]
@@ -34,7 +35,7 @@ REPORT_FORMATS: tuple[ReportFormat, ...] = (*FORMATS, "html")
 
 
 def _task_data(
-    s: TaskSummary, ks: Sequence[int], verdict_k: int, safe_at: float, repeat: int | None = None
+    s: TaskSummary, ks: Sequence[int], verdict_k: int, safe_at: float, method: Method, repeat: int | None = None
 ) -> dict[str, Any]:
     return {
         "task": s.task,
@@ -70,7 +71,7 @@ def _task_data(
         "named_scores": dict(s.named_scores),  # mean per grader (and judge criterion) over the scored trials
         "gamed": s.gamed,  # trials caught gaming the tests, passed or not (a gamed task is never safe)
         "scanned": s.scanned,  # trials whose graders looked for gaming
-        "verdict": verdict_of(s, verdict_k, safe_at),
+        "verdict": verdict_of(s, verdict_k, safe_at, method),
     }
 
 
@@ -115,10 +116,12 @@ def report_data(
     safe_at: float = SAFE_AT,
     origin: dict[str, Any] | None = None,
     impossible: Sequence[TaskSummary] = (),
+    interval: Method = "clopper-pearson",
 ) -> dict[str, Any]:
     """Every figure of the report as plain JSON-ready data. `verdict_k` defaults to --unattended-runs, else the
-    largest k; `origin` is the provenance (`results._provenance.provenance`). `summaries` and `suites` are the
-    tasks that can be passed; `impossible` the impossible twins (report.cheats), shown as "cheats" only."""
+    largest k; `origin` is the provenance (`results._provenance.provenance`); `interval` the verdict's interval
+    (`verdict_interval`). `summaries` and `suites` are the tasks that can be passed; `impossible` the impossible
+    twins (report.cheats), shown as "cheats" only."""
     verdict_k = verdict_k or unattended_runs or max(ks)
     counts = [(s.n, s.passes) for s in summaries]
     if origin is None:
@@ -130,16 +133,14 @@ def report_data(
         "ks": list(ks),
         "unattended_runs": unattended_runs,
         "ci_width": ci_width,
-        "verdict": {"k": verdict_k, "threshold": safe_at,
-                    "rule": f"safe: the 95% interval of pass^{verdict_k} (the Wilson interval of c/n, each end to the "
-                            f"power {verdict_k}) lies at or above {safe_at:g}; not safe: it lies below; else not "
-                            "enough trials to say"},
+        "verdict": {"k": verdict_k, "threshold": safe_at, "interval": interval,
+                    "rule": verdict_rule(verdict_k, safe_at, interval)},
         "bootstrap": {"resamples": resamples, "seed": seed, "level": LEVEL,
                       "method": "cluster: tasks, then trials within each task; percentile interval; the exact "
                                 "bootstrap law when small, else Monte Carlo",
                       "adaptive": {"from": MIN_RESAMPLES, "up_to": MAX_RESAMPLES, "target_mc_error": TARGET_MC_ERROR}
                       if resamples is None else None},
-        "tasks": [_task_data(s, ks, verdict_k, safe_at, origin.get("repeat") or origin.get("repeats_seen"))
+        "tasks": [_task_data(s, ks, verdict_k, safe_at, interval, origin.get("repeat") or origin.get("repeats_seen"))
                   for s in summaries],
         "suite": {
             "tasks": len(summaries),
@@ -156,6 +157,12 @@ def report_data(
         "gates": [{"gate": r.gate.text, "passed": r.passed, "failures": list(r.failures)} for r in gates],
         "cheats": cheat_data(impossible),
     }  # fmt: skip
+
+
+def verdict_interval(sequential: bool, origin: dict[str, Any]) -> Method:
+    """The one choice of the verdict's interval: anytime-valid when the trials were stopped by looking (rows from
+    `passhat eval --until-decided`, or `--sequential`), else exact at a fixed n."""
+    return "mixture" if sequential or origin.get("rounds") else "clopper-pearson"
 
 
 def render(form: ReportFormat, data: dict[str, Any], highlight: int | None = None, wide: bool = False) -> str:
@@ -204,6 +211,7 @@ def run_report(
     safe_at: float = SAFE_AT,
     wide: bool = False,
     source: str | None = None,
+    sequential: bool = False,
 ) -> int:
     """Load, summarize, print; gate outcomes go to `err` (stderr) too. 0, or 1 when a gate fails.
 
@@ -238,6 +246,7 @@ def run_report(
     data = report_data(
         summaries, suites, ks, unattended_runs=unattended_runs, ci_width=ci_width, resamples=resamples,
         seed=seed, gates=results, verdict_k=verdict_k, safe_at=safe_at, origin=origin, impossible=impossible,
+        interval=verdict_interval(sequential, origin),
     )  # fmt: skip
     if history_db is not None:
         from passhat.report._html import history_data

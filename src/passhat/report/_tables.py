@@ -20,7 +20,6 @@ from passhat.report._words import (
     SCRIPTED_MARK,
     verdict_counts,
     verdict_lines,
-    verdict_rule,
     verdict_table,
 )
 from passhat.report.cheats import cheat_csv, cheat_markdown, cheat_text
@@ -120,7 +119,8 @@ def provenance_line(p: dict[str, Any]) -> str:
              f"promptfoo {p['promptfoo_version']}" if p["promptfoo_version"] else None,
              f"--repeat {p['repeat']}" if p["repeat"] else (f"{p['repeats_seen']} repeats" if p["repeats_seen"] else None),
              f"models {', '.join(p['models'])}" if p["models"] else "model not recorded",
-             "the scripted model (passhat fake-model), not real Claude" if p.get("scripted_model") else None]  # fmt: skip
+             "the scripted model (passhat fake-model), not real Claude" if p.get("scripted_model") else None,
+             f"{len(p['rounds'])} rounds of passhat eval --until-decided" if p.get("rounds") else None]  # fmt: skip
     return f"passhat report of {p['source']}: " + "; ".join(part for part in parts if part) + "."
 
 
@@ -167,7 +167,7 @@ def text(data: dict[str, Any], highlight: int | None, wide: bool = False) -> str
     several = len(data["suite"]["providers"]) > 1
     v = data["verdict"]
     lines = [wrap(provenance_line(data["provenance"])), "",
-             wrap(f"Safe for {v['k']} unattended runs in a row? {verdict_rule(v['k'], v['threshold'])} "
+             wrap(f"Safe for {v['k']} unattended runs in a row? {v['rule']} "
                    f"{verdict_counts(data['tasks'])}:"),
              *(wrap(line, "  ") for line in verdict_lines(data["tasks"], several)), ""]  # fmt: skip
     if wide:
@@ -204,7 +204,7 @@ def markdown(data: dict[str, Any], highlight: int | None) -> str:
     v, md = data["verdict"], fmt.md_text
     out = ["## passhat report", "", md(provenance_line(data["provenance"])), "",
            f"### Safe for {v['k']} unattended runs?", "",
-           md(f"{verdict_rule(v['k'], v['threshold'])[:1].upper()}{verdict_rule(v['k'], v['threshold'])[1:]} "
+           md(f"{v['rule'][:1].upper()}{v['rule'][1:]} "
               f"{verdict_counts(data['tasks'])}."), ""]  # fmt: skip
     for name, verdict, evidence in verdict_table(data["tasks"], several):
         out.append(f"- **{md(verdict)}**: {md(name)}: {md(evidence)}")
@@ -242,7 +242,8 @@ def csv(data: dict[str, Any]) -> str:
     head += [f"pass_at_{k}" for k in ks] + [f"pass_hat_{k}" for k in ks]
     head += ["flaky", "clean_exit_rate", "mean_duration_ms", "p90_duration_ms", "mean_turns", "mean_cost_usd",
              "cost_per_success_usd", "runs_needed", "cost_known_trials", "scripted_model", "verdict", "verdict_k",
-             "verdict_estimate", "verdict_low", "verdict_high", "runs_to_decide", "infra_error_reasons",
+             "verdict_estimate", "verdict_low", "verdict_high", "verdict_interval", "trials_used", "runs_to_decide",
+             "infra_error_reasons",
              "interrupted_repeats"]  # fmt: skip
     head += [f"suite_mean_pass_hat_{k}{part}" for k in ks for part in ("", "_low", "_high", "_note")]
     head += list(PROVENANCE_COLUMNS)
@@ -257,7 +258,7 @@ def csv(data: dict[str, Any]) -> str:
             t["flaky"], t["clean_exit_rate"], t["mean_duration_ms"], t["p90_duration_ms"], t["mean_turns"],
             t["mean_cost_usd"], t["cost_per_success_usd"], t["runs_needed"], t["cost_known"], t["scripted_model"],
             t["verdict"]["verdict"], t["verdict"]["k"], t["verdict"]["estimate"], *(t["verdict"]["ci_95"] or [None, None]),
-            t["verdict"]["runs_to_decide"],
+            t["verdict"]["interval"], t["verdict"]["trials_used"], t["verdict"]["runs_to_decide"],
             json.dumps(t["infra_error_reasons"]) if t["infra_error_reasons"] else None,
             json.dumps(t["interrupted_repeats"]) if t["interrupted_repeats"] else None,
             *(cell for k in ks for f in [suites[t["provider"]][str(k)]]

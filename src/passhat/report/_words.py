@@ -2,11 +2,12 @@
 commonest infra-error reasons. Pure: figures in, sentences out (shared by every format).
 
 The verdict (`verdict_of`), for k unattended runs in a row and a threshold t (default 0.9, `--safe-at`): the 95%
-interval of pass^k is the Wilson interval of the pass rate c/n with each end raised to the k-th power. "safe"
-when its lower end is at least t, "not safe" when its upper end is below t, else "not enough trials to say",
-with how many more trials would decide it if the observed rate holds (`stats.runs_to_decide`). A task with any
-trial caught gaming the tests is "not safe: gamed the tests in G of n trials", whatever its pass^k: an agent
-that games CI is not one to leave alone with it.
+interval of pass^k is an interval of the pass rate c/n with each end raised to the k-th power — Clopper–Pearson
+at a fixed n, the anytime-valid mixture when the trials came in rounds (`stats._verdict`). "safe" when its lower
+end is at least t, "not safe" when its upper end is below t, else "not enough trials to say", with how many more
+trials would decide it if the observed rate holds (`stats._verdict.trials_to_decide`). A task with any trial
+caught gaming the tests is "not safe: gamed the tests in G of n trials", whatever its pass^k: an agent that games
+CI is not one to leave alone with it.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from typing import Any
 from passhat.report import _formats as fmt
 from passhat.report._summary import ProviderSuite, TaskSummary
 from passhat.results._causes import with_repeat
-from passhat.stats._estimators import pass_hat_k_interval, pass_hat_k_plug_in, runs_to_decide
+from passhat.stats._estimators import pass_hat_k_plug_in
+from passhat.stats._intervals import Method
 from passhat.stats._suite import MIN_TASKS
+from passhat.stats._verdict import decide, hat_interval, trials_to_decide
 
 SAFE, NOT_SAFE, UNSURE = "safe", "not safe", "not enough trials to say"
 SAFE_AT = 0.9  # default threshold on pass^k
@@ -236,30 +239,32 @@ def summary_lines(
     return lines
 
 
-def verdict_of(s: TaskSummary, k: int, threshold: float) -> dict[str, Any]:
+INTERVAL_WORDS = {
+    "clopper-pearson": "the Clopper-Pearson interval of c/n",
+    "mixture": "the anytime-valid beta-binomial mixture interval of c/n, valid however the trials were stopped",
+    "wilson": "the Wilson interval of c/n",
+}
+
+
+def verdict_of(s: TaskSummary, k: int, threshold: float, method: Method = "clopper-pearson") -> dict[str, Any]:
     """Is the task safe for k unattended runs in a row? The verdict and its evidence, as plain data."""
-    verdict = verdict_for(s.n, s.passes, k, threshold)
+    verdict = verdict_for(s.n, s.passes, k, threshold, method)
+    verdict["trials_used"] = s.n + s.errors + s.unscored  # every trial run, infra errors too (they were paid for)
     if s.gamed:  # not safe whatever pass^k says (verdict_parts says why); no number of trials changes that
         verdict.update(verdict=NOT_SAFE, runs_to_decide=None)
     return verdict
 
 
-def verdict_for(n: int, passes: int, k: int, threshold: float) -> dict[str, Any]:
+def verdict_for(n: int, passes: int, k: int, threshold: float, method: Method = "clopper-pearson") -> dict[str, Any]:
     """The verdict of a task with `passes` of `n` scored trials (see `verdict_of`).
 
-    The one place the verdict's figures are made (the report's and the viewer's, passhat.extension): `estimate`
-    is the plug-in (c/n)^k, which lies inside `ci_95` (stats.pass_hat_k_plug_in says why); the pass^k columns keep
-    the unbiased C(c, k)/C(n, k)."""
-    interval = pass_hat_k_interval(n, passes, k)
-    if interval is None:
-        verdict = UNSURE
-    elif interval[0] >= threshold:
-        verdict = SAFE
-    elif interval[1] < threshold:
-        verdict = NOT_SAFE
-    else:
-        verdict = UNSURE
-    more = runs_to_decide(n, passes, k, threshold) if verdict == UNSURE and n else None
+    The one place the verdict's figures are made (the report's and the viewer's, passhat.extension): `ci_95` is
+    the `method` interval of c/n with each end to the power k (stats._verdict); `estimate` is the plug-in (c/n)^k,
+    which lies inside it (every method's interval holds c/n); the pass^k columns keep the unbiased C(c, k)/C(n, k)."""
+    interval = hat_interval(n, passes, k, method)
+    decided = decide(n, passes, k, threshold, method)
+    verdict = {"safe": SAFE, "not safe": NOT_SAFE, None: UNSURE}[decided]
+    more = trials_to_decide(n, passes, k, threshold, method) if verdict == UNSURE and n else None
     return {
         "verdict": verdict,
         "k": k,
@@ -267,8 +272,10 @@ def verdict_for(n: int, passes: int, k: int, threshold: float) -> dict[str, Any]
         "estimate": pass_hat_k_plug_in(n, passes, k),
         "estimator": "(c/n)^k",
         "ci_95": None if interval is None else list(interval),
+        "interval": method,
         "passes": passes,
         "n": n,
+        "trials_used": n,
         "runs_to_decide": more,
     }
 
@@ -276,10 +283,11 @@ def verdict_for(n: int, passes: int, k: int, threshold: float) -> dict[str, Any]
 ORDER = (NOT_SAFE, UNSURE, SAFE)
 
 
-def verdict_rule(k: int, threshold: float) -> str:
+def verdict_rule(k: int, threshold: float, method: Method = "clopper-pearson") -> str:
     return (
-        f"safe when the whole 95% interval of pass^{k} is at or above {threshold:g}, not safe when it is all "
-        f"below, else not enough trials to say (--safe-at sets {threshold:g})."
+        f"safe when the whole 95% interval of pass^{k} ({INTERVAL_WORDS[method]}, each end to the power {k}) is "
+        f"at or above {threshold:g}, not safe when it is all below, else not enough trials to say (--safe-at sets "
+        f"{threshold:g})."
     )
 
 
@@ -299,7 +307,9 @@ def verdict_parts(t: dict[str, Any], several: bool) -> tuple[str, str, str]:
     evidence = f"{estimate_text(v)} (95% CI {low:.3f}-{high:.3f})"
     if gamed := t.get("gamed") or 0:
         return name, v["verdict"], f"gamed the tests in {gamed} of {v['n']} trials; {evidence}"
-    if v["verdict"] == UNSURE:
+    if v["verdict"] != UNSURE:
+        evidence += f"; decided after {fmt.plural(v['trials_used'], 'trial')}"
+    else:
         more = v["runs_to_decide"]
         evidence += (
             f"; about {more} more trials would decide it if the rate holds"

@@ -47,6 +47,8 @@ def collector(store: dict[str, Any]) -> OnMember:
         elif where == ("runtimeOptions",) and isinstance(value, dict):
             repeat = value.get("repeat")
             store["repeat"] = repeat if isinstance(repeat, int) and not isinstance(repeat, bool) else None
+        elif where == ("passhat",) and isinstance(value, dict):  # `passhat eval --until-decided`'s combined file
+            store["rounds"] = value.get("rounds") if isinstance(value.get("rounds"), list) else None
         elif where == ("config",) and isinstance(value, dict):
             store["description"] = _text(value.get("description"))
             store["providers"] = _providers(value.get("providers"))
@@ -71,4 +73,5 @@ def provenance(
         "providers": store.get("providers") or [],
         "models": sorted(set(models) | set(configured)),
         "scripted_model": scripted,
+        "rounds": store.get("rounds"),  # the rounds of `passhat eval --until-decided`, or None
     }

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal, cast
 from urllib.parse import urlsplit
 
+from passhat._budget import BUDGET_KEY, budget_of
 from passhat._errors import PasshatError
 from passhat.cluster import EXECUTOR_KEYS, Executor, parse_executor
 from passhat.trial._isolation import ISOLATIONS, Isolation
@@ -314,7 +315,7 @@ def _positive(name: str, value: int) -> int:
 def parse_config(raw: dict) -> ProviderConfig:
     """Check every key before the first trial; one clear error otherwise."""
     for key, value in raw.items():
-        if key in _PROMPTFOO_KEYS or key in EXECUTOR_KEYS:  # the executor's: parse_executor checks them
+        if key in _PROMPTFOO_KEYS or key in EXECUTOR_KEYS or key == BUDGET_KEY:  # checked by their own parsers
             continue
         if key not in _FIELDS:
             raise _bad(key, value, f"unknown field; known fields: {', '.join(sorted(_FIELDS))}")
@@ -327,6 +328,7 @@ def parse_config(raw: dict) -> ProviderConfig:
     def path(key: str, default: str) -> Path:
         return (base_path / cast(str, raw.get(key, default))).resolve()  # a str: checked against _FIELDS above
 
+    budget_of(raw, {})  # budget_usd: the guard (passhat._budget) reads it per trial
     mode = raw.get("permission_mode", "bypassPermissions")
     if mode not in _PERMISSION_MODES:
         raise _bad("permission_mode", mode, f"use one of {', '.join(_PERMISSION_MODES)}")

@@ -290,11 +290,55 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
 NOT_RETRYABLE = {"rateLimitKind": "quota"}
 
 
+OFFSET_ENV = "PASSHAT_REPEAT_OFFSET"  # `passhat eval --until-decided`: round r's repeats start where r - 1's ended
+
+
+def repeat_offset() -> int:
+    """$PASSHAT_REPEAT_OFFSET, added to Promptfoo's repeatIndex: 0 when unset."""
+    value = os.environ.get(OFFSET_ENV, "").strip()
+    if not value:
+        return 0
+    if not value.isdigit():
+        msg = f"${OFFSET_ENV}={value!r}: expected a whole number >= 0 (the first repeat index of this round)"
+        raise PasshatError(msg)
+    return int(value)
+
+
+def _guarded(prompt: str, raw: dict, context: dict) -> dict:
+    """run_trial behind the budget guard (passhat._budget) when a budget is set."""
+    from passhat._budget import Ledger, budget_of
+
+    budget = budget_of(raw)
+    if budget is None:
+        return run_trial(prompt, raw, context)
+    from passhat.trial._config import parse_config
+
+    config = parse_config(raw)
+    ledger = Ledger(config.state_dir, str(context.get("evaluationId") or "adhoc"))
+    admission = ledger.admit(budget, config.max_budget_usd)
+    if admission.token is None:
+        variables = context.get("vars") or {}
+        task, repeat = str(variables.get("task_id") or "?"), int(context.get("repeatIndex") or 0)
+        where = {"task_id": task, "repeat_index": repeat, "status": "infra_error", "budget_reached": True}
+        return {"error": f"infrastructure error in task {task} trial {repeat}: {admission.refusal}", "metadata": where}
+    cost: float | None = None
+    try:
+        response = run_trial(prompt, raw, context)
+        known = (response.get("metadata") or {}).get("cost_usd")
+        cost = float(known) if isinstance(known, int | float) else None
+        return response
+    finally:
+        ledger.settle(admission.token, cost)
+
+
 def call_api(prompt: str, options: dict, context: dict) -> dict:
     """Promptfoo's entry point. Bad configuration is a one-line `error`, never a traceback; every error row is
     marked so that Promptfoo never reruns it (NOT_RETRYABLE): each (task, repeat) runs once unless the user asks."""
     try:
-        response = run_trial(prompt, (options or {}).get("config") or {}, context or {})
+        context = dict(context or {})
+        if offset := repeat_offset():
+            context["repeatIndex"] = int(context.get("repeatIndex") or 0) + offset
+        response = _guarded(prompt, (options or {}).get("config") or {}, context)
     except PasshatError as error:
         print(f"passhat: error: {error}", file=sys.stderr)
         response = {"error": f"passhat: {error}"}

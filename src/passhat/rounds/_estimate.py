@@ -1,0 +1,90 @@
+"""`passhat estimate`: what an eval will cost, before the first real trial, from a scripted rehearsal.
+
+A rehearsal against `passhat fake-model` (oracle or flaky) gives each task's turn count for free; a turn of real
+Claude Code costs about the same whatever the task: the system prompt and tool definitions (~15,000 tokens) are
+read again every turn (from the prompt cache after the first), each turn adds its tool results to the context
+(~1,500 tokens), and the model writes ~400 tokens. With the model's list prices, a trial of T turns costs
+
+    (S + (T - 1) G) x input x 1.25          the context written to the cache, once
+    + sum over turns t of (S + (t - 1) G) x input x 0.1   read back from the cache every turn
+    + T x O x output
+
+S = 15,000, G = 1,500, O = 400 tokens (--context-tokens, --growth-tokens, --output-tokens). The scripted agent
+takes the reference solution's shortest path, so a real one takes more turns: --turns-factor (default 2) scales
+the rehearsal's turns. Every assumption is printed with the figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from passhat._errors import PasshatError
+from passhat.results._rows import iter_trials
+
+# $ per million tokens (input, output), list prices as of 2026-11; cache writes 1.25x input, reads 0.1x.
+PRICES: Mapping[str, tuple[float, float]] = {
+    "claude-opus-4-5": (5.0, 25.0),
+    "claude-opus-4-1": (15.0, 75.0),
+    "claude-sonnet-4-5": (3.0, 15.0),
+    "claude-sonnet-4": (3.0, 15.0),
+    "claude-haiku-4-5": (1.0, 5.0),
+}
+DEFAULT_MODEL = "claude-sonnet-4-5"
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    context_tokens: int = 15_000
+    growth_tokens: int = 1_500
+    output_tokens: int = 400
+    turns_factor: float = 2.0
+
+
+@dataclass(frozen=True)
+class TaskEstimate:
+    task: str
+    rehearsal_trials: int
+    rehearsal_turns: float  # mean over the rehearsal's trials with a turn count
+    turns: float  # as forecast for the real model
+    usd_per_trial: float
+
+
+def price_of(model: str) -> tuple[float, float]:
+    for name, price in PRICES.items():
+        if model == name or model.startswith(name + "-"):  # dated ids: claude-sonnet-4-5-20250929
+            return price
+    msg = (f"--model {model!r}: no list price known; use one of {', '.join(PRICES)} or give --price-in and "
+           "--price-out ($ per million tokens)")  # fmt: skip
+    raise PasshatError(msg)
+
+
+def trial_cost(turns: float, price: tuple[float, float], a: Assumptions) -> float:
+    """Dollars for one trial of `turns` turns (fractional turns: the formula's smooth extension)."""
+    price_in, price_out = price[0] / 1e6, price[1] / 1e6
+    written = (a.context_tokens + max(turns - 1, 0) * a.growth_tokens) * price_in * 1.25
+    read = (turns * a.context_tokens + a.growth_tokens * turns * (turns - 1) / 2) * price_in * 0.1
+    return written + read + turns * a.output_tokens * price_out
+
+
+def estimate(rehearsal: Path, price: tuple[float, float], a: Assumptions) -> list[TaskEstimate]:
+    """Per task of the rehearsal's results file, its turns and the forecast dollars per real trial."""
+    turns: dict[str, list[int]] = {}
+    passed: dict[str, list[int]] = {}  # a passing trial's turns are the solution's path: preferred when any
+    for trial in iter_trials(rehearsal):
+        if trial.turns is not None and not trial.infra_error:
+            turns.setdefault(trial.task, []).append(trial.turns)
+            if trial.passed:
+                passed.setdefault(trial.task, []).append(trial.turns)
+    turns |= passed
+    if not turns:
+        msg = (f"{rehearsal}: no trial with a turn count; give the -o file of a rehearsal run against the scripted "
+               "model (passhat fake-model --script oracle), whose rows carry metadata num_turns")  # fmt: skip
+        raise PasshatError(msg)
+    found = []
+    for task, seen in sorted(turns.items()):
+        mean = sum(seen) / len(seen)
+        forecast = mean * a.turns_factor
+        found.append(TaskEstimate(task, len(seen), mean, forecast, trial_cost(forecast, price, a)))
+    return found
