@@ -196,5 +196,5 @@ def test_the_python_promptfoo_runs_must_import_passhat(project, monkeypatch, cap
     assert f"promptfoo will run {bare} (PROMPTFOO_PYTHON), which cannot import passhat (ModuleNotFoundError" in err
     assert f"export PROMPTFOO_PYTHON={sys.executable}" in err
     monkeypatch.setenv("PROMPTFOO_PYTHON", sys.executable)
-    code, out, _ = run(project, monkeypatch, capsys, f"providers:\n{PASSHAT}", FAKE)
+    code, out, _ = run(project, monkeypatch, capsys, f"providers:\n{PASSHAT}", FAKE, "--no-probe")
     assert code == 0 and f"promptfoo's Python: {sys.executable} (PROMPTFOO_PYTHON) imports passhat" in out

@@ -85,4 +85,5 @@ def test_a_bad_repeat_offset_is_one_line_error(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("PASSHAT_REPEAT_OFFSET", "-1")
     response = call_api("p", {"config": {}}, {"vars": {"task_id": "t"}, "repeatIndex": 0})
     assert response == {"error": "passhat: $PASSHAT_REPEAT_OFFSET='-1': expected a whole number >= 0 (the first "
-                                 "repeat index of this round)"}  # fmt: skip
+                                 "repeat index of this round)",
+                        "metadata": {"rateLimitKind": "quota"}}  # never rerun by promptfoo's scheduler  # fmt: skip

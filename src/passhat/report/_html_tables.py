@@ -111,11 +111,10 @@ def verdict_table(data: dict[str, Any]) -> str:
         v, key = task["verdict"], (task["task"], task["provider"])
         css = {"safe": "pass", "not safe": "fail"}.get(verdict, "warn")
         shown = esc(evidence)
-        if v["estimate"] is not None:  # the estimate as a figure of its own: (c/n)^k, inside the interval beside it
-            head = estimate_text(v)
-            shown = (
-                f"<span{figure(*key, 'verdict.estimate', v['estimate'])}>{esc(head)}</span>{esc(evidence[len(head) :])}"
-            )
+        head = estimate_text(v) if v["estimate"] is not None else ""
+        if head and (at := evidence.find(head)) >= 0:  # the estimate as a figure of its own, inside its interval
+            span = f"<span{figure(*key, 'verdict.estimate', v['estimate'])}>{esc(head)}</span>"
+            shown = f"{esc(evidence[:at])}{span}{esc(evidence[at + len(head) :])}"
         rows.append(
             f'<tr><th scope="row" class="name" data-label="task">{_name(name)}</th>'
             f'<td class="l {css}" data-label="verdict"{figure(*key, "verdict.verdict", v["verdict"])}>{esc(verdict)}</td>'

@@ -20,8 +20,7 @@ from passhat.trial._proxy import CREDENTIAL_VARS, DEFAULT_API, URL_VARS
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 _PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
-FAKE_MODEL_ENV = "PASSHAT_FAKE_MODEL_URL"
-REAL_CLAUDE_ENV = "PASSHAT_REAL_CLAUDE"
+FAKE_MODEL_ENV, REAL_CLAUDE_ENV = "PASSHAT_FAKE_MODEL_URL", "PASSHAT_REAL_CLAUDE"
 SCRIPTED_CREDENTIAL = "passhat-scripted-model"  # what the scripted model gets instead of a real credential
 AuthKind = Literal["api_key", "auth_token", "oauth_token", "bedrock", "vertex"]
 _TOKEN_KINDS: dict[str, tuple[AuthKind, str]] = {  # auth: key → (kind, the CLI's variable)
@@ -341,8 +340,7 @@ def parse_config(raw: dict) -> ProviderConfig:
         raise _bad("timeout_s", timeout_s, "use a positive number of seconds")
     wait = raw.get("timeout")  # promptfoo's per-call limit (ms), which cannot stop a Python call (promptfoo #10928)
     if wait is not None and (type(wait) not in (int, float) or wait < timeout_s * 1e3):
-        raise _bad("timeout", wait, f"promptfoo's per-call limit in milliseconds, which cannot stop a trial; passhat's "
-                   f"deadline is timeout_s, in seconds: rename it to timeout_s, or give at least {timeout_s * 1e3:.0f}")  # fmt: skip
+        raise _bad("timeout", wait, f"promptfoo's per-call limit in milliseconds, which cannot stop a trial; passhat's deadline is timeout_s, in seconds: rename it to timeout_s, or give at least {timeout_s * 1e3:.0f}")  # fmt: skip
     claude_md = path("claude_md", "") if "claude_md" in raw else None
     if claude_md is not None and not claude_md.is_file():
         raise _bad("claude_md", raw["claude_md"], f"no such file {claude_md}; give a path relative to the config")
