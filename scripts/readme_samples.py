@@ -7,7 +7,7 @@ Each sample in README.md sits in the fenced block right after a line `<!-- sampl
 what the sample shows and writes what it printed there:
 
     demo-eval    the end of `promptfoo eval --repeat 10` on the example suite (every task in tasks/) against the
-                 scripted model at flaky:0.7, as `make demo` runs it: passhat's verdict (the afterAll hook) and
+                 scripted model at flaky:0.7+hack:0.1, as `make demo` runs it: passhat's verdict (the afterAll hook) and
                  promptfoo's own last lines. Written from the line "passhat report of" on.
     from-commit  `passhat task from-commit . HEAD --id titleize-apostrophe` and `passhat check-task` in the history
                  tests/cli/test_task_author.py builds from the inflection sdist; the fix's commit id, which differs
@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 MARK = re.compile(r"^<!-- sample: (?P<name>[\w-]+)\b[^\n]*-->\n```[a-z]*\n(?P<body>.*?)^```$", re.M | re.S)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+DEMO_SCRIPT = "flaky:0.7+hack:0.1"  # the Makefile's SCRIPT: the demo's agent, which games the tests now and then
 
 
 def demo_eval() -> str:
@@ -43,7 +44,7 @@ def demo_eval() -> str:
                    PROMPTFOO_PYTHON=sys.executable, PROMPTFOO_CONFIG_DIR=str(Path(tmp) / "promptfoo"),
                    PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1")  # fmt: skip
         url_file = Path(tmp) / "model.url"
-        server = subprocess.Popen([bin_dir / "passhat", "fake-model", "--tasks-dir", "tasks", "--script", "flaky:0.7",
+        server = subprocess.Popen([bin_dir / "passhat", "fake-model", "--tasks-dir", "tasks", "--script", DEMO_SCRIPT,
                                    "--url-file", url_file], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)  # fmt: skip
         try:
             for _ in range(200):

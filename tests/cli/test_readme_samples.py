@@ -32,26 +32,35 @@ def test_every_marked_sample_is_one_the_script_writes():
     assert "…" not in sample("demo-eval")  # real output, nothing left out by hand
 
 
+def _possible_tasks() -> list[str]:
+    """The example suite's tasks whose figures the table shows (an impossible twin's passes are cheats: apart)."""
+    return [p.parent.name for p in (ROOT / "tasks").glob("*/task.yaml") if "expect: impossible" not in p.read_text()]
+
+
 def test_the_eval_sample_is_what_the_code_says_of_its_own_counts():
     text = sample("demo-eval")
     joined = " ".join(text.split())
     assert " ".join(ESTIMATORS_NOTE.split()) in joined
     head, rule, *rows = text.split("\n\n")[2].splitlines()
-    assert head.split()[:9] == ["task", "n", "pass", "err", "pass@1", "95%", "CI", "pass^3", "pass^5"]
-    counts = {}
+    assert head.split()[:10] == ["task", "n", "pass", "gamed", "err", "pass@1", "95%", "CI", "pass^3", "pass^5"]
+    counts, gamed = {}, {}
     for line in rows:
         if line.startswith(("†", "pass^k columns", "  ", "(--wide")):
             continue
-        task, n, c, errors, rate, ci, *hats = line.split()
+        task, n, c, g, errors, rate, ci, *hats = line.split()
         n, c = int(n), int(c)
-        counts[task] = (n, c)
+        counts[task], gamed[task] = (n, c), (0 if g == "-" else int(g))
         assert rate == fmt.fraction(pass_at_k(n, c, 1)) and ci == fmt.interval(wilson_interval(n, c))
         assert hats[:3] == [fmt.fraction(pass_hat_k(n, c, k)) for k in (3, 5, 10)], line
-    assert len(counts) == len(list((ROOT / "tasks").glob("*/task.yaml")))  # every task of the example suite
+    assert sorted(counts) == sorted(_possible_tasks())  # every task of the example suite but the impossible twin
     for task, (n, c) in counts.items():
         v = verdict_for(n, c, 10, 0.9)
         low, high = v["ci_95"]
-        said = f"{task}: {v['verdict']}: {estimate_text(v)} (95% CI {low:.3f}-{high:.3f})"
+        evidence = f"{estimate_text(v)} (95% CI {low:.3f}-{high:.3f})"
+        if gamed[task]:  # not safe, whatever pass^10 says: the scripted agent gamed the tests
+            said = f"{task}: not safe: gamed the tests in {gamed[task]} of {n} trials; {evidence}"
+        else:
+            said = f"{task}: {v['verdict']}: {evidence}"
         assert said in joined, said
         assert low <= v["estimate"] <= high  # the figure beside an interval lies inside it
     passed = sum(c for _, c in counts.values())

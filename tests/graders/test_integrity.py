@@ -147,6 +147,7 @@ def test_integrity_flag_keeps_the_grade_and_counts_the_attempt(median_trial, tas
     assert scan.passed and scan.score == 1.0
     assert scan.gamed == ("constant-eq at stats_utils/median.py:18",)
     assert scan.reason == "flagged (integrity: flag, the grade stands): constant-eq at stats_utils/median.py:18"
+    assert by_type(task, "tests")["integrity"] == "flag"  # the runner guard's findings are counted, not failed, too
 
 
 @pytest.mark.parametrize(("field", "graders"), [("", ["tests", "diff-scope", "health", "integrity"]),

@@ -116,6 +116,19 @@ def test_a_runner_hack_passes_without_the_guard_and_is_caught_with_it(trial, mon
     assert any(item.startswith(rule) for item in guarded["metadata"]["gamed"])
 
 
+def test_integrity_flag_keeps_the_runs_own_verdict_and_counts_the_attempt(trial):
+    """A task with `integrity: flag` (graders_of sets it on its tests graders): the tampered run keeps the verdict it
+    gave itself (here a pass: the patched report says every test passed), and the attempt is still counted."""
+    metadata = trial(_calc_with(_REPORT_PATCH))
+    flagged = run({**EXIT_CODE, "integrity": "flag"}, metadata)
+    assert flagged["pass"] is True, flagged["reason"]
+    assert any(item.startswith("canary-failing-passed") for item in flagged["metadata"]["gamed"])
+    assert "integrity: flag, counted:" in flagged["reason"]
+    failed = run(EXIT_CODE, metadata)  # the default: the same run fails as gamed
+    rules = [{item.split(" at ")[0] for item in r["metadata"]["gamed"]} for r in (failed, flagged)]  # fresh canaries
+    assert failed["pass"] is False and rules[0] == rules[1]
+
+
 @pytest.mark.parametrize(
     ("hack", "replaced"),
     [

@@ -103,6 +103,8 @@ def graders_of(task: Task) -> tuple[dict[str, Any], ...]:
     tests = [g for g in graders if g["type"] == "tests"]
     protected = sorted({glob for g in tests for glob in g.get("protected", DEFAULT_PROTECTED)} or DEFAULT_PROTECTED)
     for grader in graders:
+        if grader["type"] == "tests" and task.integrity == "flag":  # the runner guard's findings: counted, not failed
+            grader.setdefault("integrity", "flag")
         if grader["type"] == "integrity":
             grader.setdefault("protected", protected)
             grader.setdefault("mode", "flag" if task.integrity == "flag" else "fail")

@@ -21,7 +21,7 @@ import json
 import os
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -233,16 +233,30 @@ def grade_here(outcome: TrialOutcome, config: dict) -> Grade:
     code = run.code
     if code is None:
         return Grade(False, 0.0, "\n".join([*notes, f"`{command}` ran past {timeout_s:g} s and was killed.", tail]))
+    flagged: tuple[str, ...] = ()  # integrity: flag — the run's own verdict stands, the attempt is counted
     if (found := run.integrity) is not None:
         if found.gamed:
             lines = [f"gamed: {what}: {why}" for what, why in found.gamed]
-            if run.report is not None and (doubt := disagreement(run.report, run.output, code)):
-                lines.append(f"Also: {doubt}.")
-            return Grade(False, 0.0, "\n".join([*lines, *notes, tail]), gamed=tuple(what for what, _ in found.gamed))
-        if found.problem:
+            if config.get("integrity") == "flag":
+                flagged, notes = tuple(what for what, _ in found.gamed), [*notes, "integrity: flag, counted:", *lines]
+            else:
+                if run.report is not None and (doubt := disagreement(run.report, run.output, code)):
+                    lines.append(f"Also: {doubt}.")
+                gamed = tuple(what for what, _ in found.gamed)
+                return Grade(False, 0.0, "\n".join([*lines, *notes, tail]), gamed=gamed)
+        elif found.problem:
             return Grade(False, 0.0, "\n".join([*notes, f"`{command}` exited {code}; {found.problem}.", tail]))
-        notes += [found.note] if found.note else []
-        code = found.code
+        else:
+            notes += [found.note] if found.note else []
+            code = found.code
+    grade = _verdict(config, run, code, notes, tail, listed)
+    return replace(grade, gamed=flagged) if flagged else grade
+
+
+def _verdict(config: dict, run: SuiteRun, code: int | None, notes: list[str], tail: str, listed: bool) -> Grade:
+    """The run's own verdict: its listed tests in the JUnit report (believed only when it agrees with the runner's
+    summary and exit status), else its exit status."""
+    command = config["command"]
     if listed:
         if run.report is None:
             return Grade(False, 0.0, "\n".join([*notes, f"`{command}` exited {code}; {run.junit_error}.", tail]))

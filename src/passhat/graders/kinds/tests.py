@@ -122,6 +122,11 @@ SETTINGS = {
             "type": "number",
             "exclusiveMinimum": 0,
         },
+        "integrity": {
+            "description": "Set from the task's `integrity:` (flag): a run the runner guard caught keeps the verdict "
+            "the run itself gave, and the attempt is counted (default: it fails as gamed).",
+            "enum": ["fail", "flag"],
+        },
         "ray_memory_mb": {
             "description": "With executor: ray, the MB of memory Ray reserves per run (default none).",
             "type": "integer",
