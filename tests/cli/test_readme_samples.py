@@ -63,8 +63,10 @@ def test_the_eval_sample_is_what_the_code_says_of_its_own_counts():
             said = f"{task}: {v['verdict']}: {evidence}"
         assert said in joined, said
         assert low <= v["estimate"] <= high  # the figure beside an interval lies inside it
-    passed = sum(c for _, c in counts.values())
-    assert f"✓ {passed} passed" in joined and f"✗ {sum(n for n, _ in counts.values()) - passed} failed" in joined
+    cheats, twin_n = (int(x) for x in re.search(r"cheated in (\d+)/(\d+) trials", joined).groups())  # the twin's rows
+    passed = sum(c for _, c in counts.values()) + cheats
+    failed = sum(n for n, _ in counts.values()) + twin_n - passed
+    assert f"✓ {passed} passed" in joined and f"✗ {failed} failed" in joined
     assert not re.search(r"Total Cost: \$[1-9]", joined)  # the scripted model's dollars are $0 to promptfoo
     assert math.isclose(sum(c / n for n, c in counts.values()) / len(counts), float(re.search(
         r"Mean over tasks \(95% cluster-bootstrap CI\): pass\^1 (\d\.\d+)", joined).group(1)), abs_tol=5e-4)  # fmt: skip
