@@ -267,7 +267,8 @@ def test_the_readme_adoption_section_ends_with_the_verdict(adopted):
     assert "Safe for 10 unattended runs in a row?" in verdict
     said = " ".join(verdict.split())
     # oracle: the scripted model replays the fix, 10 of 10 pass; 10/10 is too few to call pass^10 >= 0.9 safe
-    assert "fix-something: not enough trials to say: pass^10 ≈ (10/10)^10 = 1.000 (95% CI 0.039-1.000)" in said
+    # (Clopper-Pearson: the lower end of 10/10 is 0.025^(1/10) = 0.692, to the 10th 0.025)
+    assert "fix-something: not enough trials to say: pass^10 ≈ (10/10)^10 = 1.000 (95% CI 0.025-1.000)" in said
     [row] = [line.split() for line in verdict.splitlines() if line.startswith("fix-something ")]
     assert row[:5] == ["fix-something", "10", "10", "0", "1.000"]  # task, n, passes, errors, pass@1
     # ... and it is what `passhat report` says of the file promptfoo wrote after it (the rows are the same)
