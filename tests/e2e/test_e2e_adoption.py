@@ -270,7 +270,7 @@ def test_the_readme_adoption_section_ends_with_the_verdict(adopted):
     # (Clopper-Pearson: the lower end of 10/10 is 0.025^(1/10) = 0.692, to the 10th 0.025)
     assert "fix-something: not enough trials to say: pass^10 ≈ (10/10)^10 = 1.000 (95% CI 0.025-1.000)" in said
     [row] = [line.split() for line in verdict.splitlines() if line.startswith("fix-something ")]
-    assert row[:5] == ["fix-something", "10", "10", "0", "1.000"]  # task, n, passes, errors, pass@1
+    assert row[:6] == ["fix-something", "10", "10", "0", "0", "1.000"]  # task, n, passes, gamed, errors, pass@1
     # ... and it is what `passhat report` says of the file promptfoo wrote after it (the rows are the same)
     report = _run([adopted.env["VIRTUAL_ENV"] + "/bin/passhat", "report", "results.json"], repo, adopted.env)
     assert verdict.split("\n\n", 1)[1].startswith(report.stdout.split("\n\n", 1)[1].split("\n\n", 1)[0])

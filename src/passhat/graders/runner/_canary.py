@@ -139,8 +139,14 @@ def _node(tree: Path, protected: tuple[str, ...]) -> Canary:
     return Canary(f"{folder}/{name}" if folder else name, passing, failing, (), None)
 
 
+def _values() -> tuple[int, int]:
+    """Two fresh numbers, never equal, of fixed widths (6 and 7 digits): the runner prints their failure the same
+    way every run (node's assert picks a one-line or a diff message by length)."""
+    return 100_000 + secrets.randbelow(900_000), 1_000_000 + secrets.randbelow(9_000_000)
+
+
 def _python_text(canary: Canary) -> str:
-    a, b = secrets.randbelow(10**6) + 3, secrets.randbelow(10**6) + 10**6 + 3  # never equal
+    a, b = _values()
     lines = [CANARY_MARK, *(f"import {name}  # noqa: F401" for name in canary.imports), "", ""]
     lines += [f"def {canary.passing}():", f"    assert {a} == {a}", "", ""]
     lines += [f"def {canary.failing}():", f"    assert {a} == {b}, {_MUST_FAIL!r}", ""]
@@ -149,7 +155,7 @@ def _python_text(canary: Canary) -> str:
 
 def _node_text(canary: Canary) -> str:
     """The canary tests in a block of their own (no name of the host file's is shadowed outside it)."""
-    a, b = secrets.randbelow(10**6) + 3, secrets.randbelow(10**6) + 10**6 + 3
+    a, b = _values()
     load = "await import" if canary.host != "cjs" else "require"
     test, check = ("(await import('node:test')).default", "(await import('node:assert/strict')).default")
     if load == "require":
