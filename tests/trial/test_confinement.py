@@ -426,3 +426,18 @@ def test_a_venv_on_path_brings_the_folders_its_pth_files_add(tmp_path):
     view = dict(_isolation.mounts([], [], str(venv / "bin"), Path(os.__file__)))
     assert view[shared.resolve()] == "expose"
     assert other.resolve() not in view and (tmp_path / "missing") not in view
+
+
+def test_a_pth_folder_of_links_brings_the_folders_they_point_into(tmp_path):
+    """A .pth folder whose entries are links into another environment's site-packages (a farm: the adoption test's
+    team venv borrows the checkout's packages so): the links' targets are shown too, or the imports fail inside."""
+    venv, farm, elsewhere = tmp_path / "venv", tmp_path / "farm", tmp_path / "checkout-site"
+    site = venv / "lib" / "python3.11" / "site-packages"
+    for folder in (venv / "bin", site, farm, elsewhere / "pytest"):
+        folder.mkdir(parents=True)
+    (farm / "pytest").symlink_to(elsewhere / "pytest")
+    (venv / "pyvenv.cfg").write_text(f"home = {Path(os.__file__).parent}\n")
+    (site / "farm.pth").write_text(f"{farm}\n")
+    _isolation._needed.cache_clear()
+    view = dict(_isolation.mounts([], [], str(venv / "bin"), Path(os.__file__)))
+    assert view[farm.resolve()] == "expose" and view[elsewhere.resolve()] == "expose"

@@ -208,7 +208,8 @@ def _needed(path_env: str, cli: Path) -> tuple[Path, ...]:
 
 def _pth_folders(venv: Path) -> list[Path]:
     """The folders a venv's `.pth` files put on sys.path (a package installed from a folder elsewhere, another
-    environment's site-packages): its python imports from them, so a run in the sandbox must see them too."""
+    environment's site-packages): its python imports from them, so a run in the sandbox must see them too — and,
+    for a folder of links (a farm of another environment's packages), the folders its links point into."""
     found = []
     for pth in venv.glob("lib/python3*/site-packages/*.pth"):
         for line in pth.read_text(errors="replace").splitlines():
@@ -217,6 +218,7 @@ def _pth_folders(venv: Path) -> list[Path]:
                 folder = _real(pth.parent / line)
                 if folder.is_dir():
                     found.append(folder)
+                    found += sorted({_real(entry).parent for entry in folder.iterdir() if entry.is_symlink()})
     return found
 
 
