@@ -49,7 +49,8 @@ started=$SECONDS
 while kill -0 "$eval_pid" 2>/dev/null; do
   for _ in $(seq "$PROGRESS"); do kill -0 "$eval_pid" 2>/dev/null && sleep 1; done
   kill -0 "$eval_pid" 2>/dev/null || break
-  done_n=$(find .passhat/artifacts -name trial.json -newer .passhat/demo-start 2>/dev/null | wc -l)
+  # no artifacts folder until the first trial writes one (a fresh clone): 0 so far, not the end of the demo
+  done_n=$( (find .passhat/artifacts -name trial.json -newer .passhat/demo-start 2>/dev/null || true) | wc -l)
   spent=$((SECONDS - started))
   if ((done_n > 0 && done_n < total)); then
     echo "demo: $done_n/$total trials in ${spent}s; about $(( spent * (total - done_n) / done_n ))s left"
