@@ -102,6 +102,50 @@ def test_rounds_continue_repeats_and_resume_after_ctrl_c_inside_a_round(
     assert "2 rounds of passhat eval --until-decided" in " ".join(capsys.readouterr().out.split())
 
 
+def test_ctrl_c_between_rounds_then_resume_runs_the_next_round_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl+C once round 1 is done and before round 2 has run a trial: passhat is planning, or round 2's Promptfoo
+    is starting and has no eval yet. Before, the first left without a word, and the second made `--resume` run
+    `promptfoo eval --resume` without an id, which resumes the newest eval: round 1's."""
+    server = start_in_thread(TASKS, "oracle")
+    env = _setup(tmp_path, server.url)
+    out = tmp_path / "runs"
+    passhat = [sys.executable, "-m", "passhat", "eval"]
+    try:
+        with open(tmp_path / "first.log", "w") as log:
+            first = subprocess.Popen(
+                # as above: 2/2 leave it open (and 2 more are likely to decide it), 4/4 decide it
+                [*passhat, "--until-decided", "--round", "2", "--max-trials", "4", "--unattended-runs", "1",
+                 "--safe-at", "0.3", "--out", str(out), "--", "-c", "promptfooconfig.yaml", "-j", "1",
+                 "--no-progress-bar"],
+                cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+            deadline = time.monotonic() + 400
+            while time.monotonic() < deadline and first.poll() is None:
+                if (out / "round-01.json").exists() and '"done"' in (out / "rounds.json").read_text():
+                    break
+                time.sleep(0.01)
+            assert first.poll() is None, (tmp_path / "first.log").read_text()[-3000:]
+            os.killpg(first.pid, signal.SIGINT)
+            assert first.wait(timeout=120) == 130
+        assert server.requests_total((TASK, 2, None)) == 0, "round 2 had started a trial: not between rounds"
+        state = json.loads((out / "rounds.json").read_text())
+        assert state["rounds"][0]["status"] == "done" and not (out / "round-02.json").exists()
+        assert "continue with: passhat eval --resume" in (tmp_path / "first.log").read_text()
+
+        resumed = subprocess.run([*passhat, "--resume", str(out)], cwd=tmp_path, env=env, capture_output=True,
+                                 text=True, timeout=600)  # fmt: skip
+        assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    finally:
+        server.stop()
+    assert "stopped after round 2: every task is decided" in resumed.stdout, resumed.stdout
+    rows = _rows(out / "results.json")
+    assert sorted(r["response"]["metadata"]["repeat_index"] for r in rows) == [0, 1, 2, 3]
+    (task,) = _report(capsys, out / "results.json")["tasks"]
+    assert (task["n"], task["passes"]) == (4, 4)
+
+
 def test_budget_usd_refuses_the_trials_that_would_cross_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     server = start_in_thread(TASKS, "oracle")
     promptfoo = shutil.which("promptfoo")

@@ -7,7 +7,8 @@ generator reads it) and `PASSHAT_BUDGET_USD` (what is left of --budget-usd: the 
 that would cross it). `--no-cache`: a cached response is not a trial.
 
 Ctrl+C reaches Promptfoo (it pauses the eval and says its id) and passhat (which waits for Promptfoo, records the
-round as paused, and exits 130). `--resume DIR` runs `promptfoo eval --resume ID` (the steps never started),
+round as paused, and exits 130); between rounds, passhat exits 130 with the last state saved (a round whose
+Promptfoo never made its eval starts afresh on resume). `--resume DIR` runs `promptfoo eval --resume ID` (the steps never started),
 then `promptfoo eval --retry-errors --repeat R` if any call was cut off, and goes on with the rounds.
 """
 
@@ -109,10 +110,12 @@ def _run_round(out: Path, state: State, rnd: Round, spent: float, echo: TextIO) 
     """Run (or finish) one round; None when it is done, else the exit code to leave with."""
     output, log, env = out / rnd.output, out / rnd.log, _env(state, rnd, spent)
     promptfoo = _promptfoo()
-    if rnd.status == "paused" or (rnd.status == "running" and not output.exists() and rnd.eval_id):
-        code, paused, interrupted = _spawn([promptfoo, "eval", "--resume", *([rnd.eval_id] if rnd.eval_id else [])],
-                                           env, log, echo)  # fmt: skip
-    elif not output.exists():
+    if rnd.eval_id and (rnd.status == "paused" or not output.exists()):
+        code, paused, interrupted = _spawn([promptfoo, "eval", "--resume", rnd.eval_id], env, log, echo)
+    elif rnd.status == "paused" or not output.exists():
+        # never started, or stopped before Promptfoo made its eval: start it afresh (`promptfoo eval --resume`
+        # without an id would resume the newest eval, the previous round's)
+        output.unlink(missing_ok=True)
         code, paused, interrupted = _spawn(
             [promptfoo, "eval", *state.promptfoo_args, "--repeat", str(rnd.repeat), "--no-cache", "-o", str(output)],
             env, log, echo,
@@ -165,6 +168,14 @@ def resume(out: Path, echo: TextIO = sys.stdout) -> int:
 
 
 def _loop(out: Path, state: State, echo: TextIO) -> int:
+    try:
+        return _rounds(out, state, echo)
+    except KeyboardInterrupt:  # between rounds: rounds.json holds the last state that was true
+        print(f"passhat: stopped between rounds; continue with: passhat eval --resume {out}", file=sys.stderr)
+        return 130
+
+
+def _rounds(out: Path, state: State, echo: TextIO) -> int:
     settings = Settings(state.round, state.max_trials, state.budget_usd, state.k, state.safe_at)
     found: list[Count] = []
     if any(r.status == "done" for r in state.rounds):
