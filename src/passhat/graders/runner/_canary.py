@@ -5,7 +5,6 @@ runner when the tests import it, it does to the canaries too, and passhat knows 
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
@@ -26,6 +25,10 @@ _JS = (".js", ".mjs", ".cjs")
 _SPEC = r"""(['"])(?P<spec>\.{1,2}(?:/[^'"]*)?)\1"""  # a relative specifier: '..', './lib/x.js'
 _REQUIRE = re.compile(rf"\brequire\(\s*{_SPEC}\s*\)")
 _IMPORT = re.compile(rf"\b(?:from|import)\s*\(?\s*{_SPEC}")
+_PY_IMPORT = re.compile(  # `from pkg.mod import x` (not relative) or `import a.b as c, d` at the start of a line
+    r"^[ \t]*(?:from[ \t]+(?P<module>[A-Za-z_]\w*)[\w.]*[ \t]+import\b|import[ \t]+(?P<names>[A-Za-z_][\w. \t,]*))",
+    re.MULTILINE,
+)
 _SCAN_LIMIT = 400  # test files read to find the package; more is not needed to find the common import
 _MUST_FAIL = "passhat canary: this test must fail (the tests grader checks that it does)"
 
@@ -66,17 +69,14 @@ def _is_python_test(rel: str, protected: tuple[str, ...]) -> bool:
 
 
 def _local_modules(tree: Path, rel: str, source: str) -> list[str]:
-    """Top-level names a test file imports that are modules or packages of the tree (at its root or beside it)."""
-    try:
-        module = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
+    """Top-level names a test file imports that are modules or packages of the tree (at its root or beside it).
+    Import statements are read line by line (not parsed: a big test file took ms, every grader run)."""
     names = []
-    for node in ast.walk(module):
-        if isinstance(node, ast.Import):
-            names += [alias.name.split(".")[0] for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.append(node.module.split(".")[0])
+    for match in _PY_IMPORT.finditer(source):
+        if match["module"]:
+            names.append(match["module"])
+        else:
+            names += [part.split()[0].split(".")[0] for part in match["names"].split(",") if part.strip()]
     here = (tree / rel).parent
     found = []
     for name in dict.fromkeys(names):

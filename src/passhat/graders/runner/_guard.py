@@ -12,19 +12,23 @@ attack works without it); the grade then rests on the exit status and the JUnit 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import py_compile
 import re
 import secrets
 import shlex
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from passhat.graders.runner._canary import Canary, Runner, add_canary
 
 GUARD_ENV = "PASSHAT_RUNNER_GUARD"
 PLUGIN_DIR = Path(__file__).resolve().with_name("plugin")
-PLUGIN = "passhat_runner_guard"
+PLUGIN = "passhat_runner_guard"  # the name pytest loads: a shim over HOOKS (what pytest rewrites is the shim)
+HOOKS = "passhat_guard_hooks"
 _PYTEST = re.compile(r"(?:^|[\s/;&|(`])(?:py\.test|pytest)(?:\s|$|[;&|)`])")
 _NODE_TEST = re.compile(r"(?:^|[\s/;&|(])node\s+(?:[^;&|]*\s)?--test(?:\s|$|=)")
 _JS_FILE = re.compile(r"\.[cm]?js$|\*")
@@ -106,7 +110,26 @@ def open_guard(command: str, tree: Path, protected: tuple[str, ...], env: dict[s
     return guard
 
 
+@cache
+def _compile_plugin() -> None:
+    """The hooks' bytecode beside them, written here on the host once: the grader's python may only read the
+    plugin's folder (and runs with PYTHONDONTWRITEBYTECODE), so it would compile them again on every run —
+    about 3 ms of each pytest run's guard cost. Where the folder is not writable, python compiles them as before."""
+    source = PLUGIN_DIR / f"{HOOKS}.py"
+    compiled = Path(importlib.util.cache_from_source(str(source)))
+    try:
+        if compiled.stat().st_mtime_ns >= source.stat().st_mtime_ns:
+            return
+    except OSError:
+        pass
+    try:
+        py_compile.compile(str(source), cfile=str(compiled), doraise=True)
+    except (OSError, py_compile.PyCompileError):
+        pass
+
+
 def _open_channel(guard: Guard, env: dict[str, str]) -> None:
+    _compile_plugin()
     folder = guard.tree.parent / "guard"
     folder.mkdir(mode=0o700)
     guard.results = folder / "results.jsonl"

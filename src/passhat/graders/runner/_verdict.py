@@ -70,14 +70,25 @@ def read_channel(guard: Guard) -> tuple[list[dict[str, Any]], str | None]:
     return records, None
 
 
+TEST_FIELDS = ("id", "when", "outcome", "raw", "xfail")  # a test's outcome as the plugin batches it
+
+
+def _tests(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each test outcome the channel carried, in order (the plugin sends them in batches: `tests` records)."""
+    found = []
+    for record in records:
+        if record["kind"] == "tests" and isinstance(record.get("items"), list):
+            items = [item for item in record["items"] if isinstance(item, list) and len(item) == len(TEST_FIELDS)]
+            found += [dict(zip(TEST_FIELDS, item, strict=True)) for item in items]
+    return found
+
+
 def _status(records: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str, str]]:
     """Per node id: the worst outcome of its phases, and what its body really did (raw)."""
     worst: dict[str, str] = {}
     raw: dict[str, str] = {}
     rank = {"passed": 0, "skipped": 1, "failed": 2}
-    for record in records:
-        if record["kind"] != "test":
-            continue
+    for record in _tests(records):
         test, outcome = str(record["id"]), str(record["outcome"])
         if record["when"] != "call" and outcome == "passed":
             worst.setdefault(test, "passed")
@@ -152,11 +163,15 @@ def _node_seen(name: str, output: str, report: Report | None) -> set[str]:
     if report is not None:
         seen |= {status for test, status in report.results.items() if test == name or test.endswith(f"::{name}")}
     quoted = re.escape(name)
+    passed = re.compile(rf"^(?:✔ |ok \d+ - ){quoted}(?: \(|$)")
+    failed = re.compile(rf"^(?:✖ |not ok \d+ - ){quoted}(?: \(|$)")
     for line in output.splitlines():
+        if name not in line:  # most lines: one substring test, no regex
+            continue
         text = line.strip()
-        if re.match(rf"^(?:✔ |ok \d+ - ){quoted}(?: \(|$)", text):
+        if passed.match(text):
             seen.add("passed")
-        elif re.match(rf"^(?:✖ |not ok \d+ - ){quoted}(?: \(|$)", text):
+        elif failed.match(text):
             seen.add("failed")
     return seen
 
