@@ -9,7 +9,11 @@ machine: on a loaded host give it two runs, or more rounds. With PASSHAT_GRADER_
 plain child of this process) it also prints CPU seconds, steadier; under bwrap the command's CPU is not counted
 here (its processes are reaped inside their own PID namespace).
 
-    .venv/bin/python bench/integrity_cost.py [--tasks py-median node-slugify] [--rounds 15] [--json]
+    .venv/bin/python bench/integrity_cost.py [--tasks py-median node-slugify] [--rounds 15] [--json] [--with-scan]
+
+--with-scan adds the integrity scan as a trial pays it (bench/integrity_scan.py's "first": the scan timed in a
+fresh assertion process, its imports included) and prints the issue's figure per task and summed over the tasks:
+(guard on - guard off + scan) / guard off, wall medians.
 """
 
 from __future__ import annotations
@@ -87,9 +91,15 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="+", default=["py-median", "node-slugify"])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--with-scan", action="store_true", help="add the integrity scan's cost per trial")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="passhat-bench-") as folder:
         rows = [measure(task_id, args.rounds, Path(folder)) for task_id in args.tasks]
+        if args.with_scan:
+            from integrity_scan import first_scan_ms  # bench/ is on sys.path when a bench runs as a script
+
+            for row in rows:
+                row["scan_first_ms"] = first_scan_ms(row["task"], Path(folder), 5)
     if args.json:
         print(json.dumps(rows, indent=1))
         return
@@ -107,6 +117,31 @@ def main() -> None:
                 f"{row['task']:<16} {kind:<11} {fig['on_s'] * 1000:>8.0f}ms {fig['off_s'] * 1000:>8.0f}ms "
                 f"{fig['overhead']:>+9.1%} {fig['on_s'] / fig['off_s']:>7.3f}   {verdict} (target ≤ +5%)"
             )
+    if args.with_scan:
+        print()
+        _with_scan(rows)
+
+
+def _with_scan(rows: list[dict]) -> None:
+    import importlib.util
+
+    import passhat.graders.scan._source as source
+
+    cached = Path(importlib.util.cache_from_source(source.__file__)).exists()
+    bytecode = "present" if cached else "absent: every trial compiles passhat's modules"
+    print(
+        f"{'task':<22} {'tests ms':>9} {'guard ms':>9} {'scan ms':>8} {'scan + guard':>13}   (bytecode caches {bytecode})"
+    )
+    totals = [0.0, 0.0, 0.0]
+    for row in rows:
+        fig = row["wall median"]
+        off, guard, scan = fig["off_s"] * 1000, (fig["on_s"] - fig["off_s"]) * 1000, row["scan_first_ms"]
+        totals = [totals[0] + off, totals[1] + guard, totals[2] + scan]
+        print(f"{row['task']:<22} {off:9.1f} {guard:+9.1f} {scan:8.1f} {(guard + scan) / off:>+13.1%}")
+    off, guard, scan = totals
+    verdict = "ok" if (guard + scan) / off <= TARGET else "over"
+    print(f"{'all (sum of medians)':<22} {off:9.1f} {guard:+9.1f} {scan:8.1f} {(guard + scan) / off:>+13.1%}   "
+          f"{verdict} (target ≤ +5%)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -57,6 +57,15 @@ def timed(function: object, *args: object) -> float:
     return (time.perf_counter() - start) * 1000
 
 
+def first_scan_ms(task_id: str, state: Path, runs: int) -> float:
+    """Median ms of a trial's scan in a fresh interpreter (FIRST), its imports included."""
+    return statistics.median(
+        float(subprocess.run([sys.executable, "-c", FIRST, ROOT, task_id, state], capture_output=True, text=True,
+                             check=True).stdout)
+        for _ in range(runs)
+    )  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
@@ -79,12 +88,7 @@ def main() -> None:
             runs = [timed(grade, outcome, tests[0]) for _ in range(args.runs)]  # first, as in the assertion
             cold = timed(grade, outcome, scan[0])
             scans = [timed(grade, outcome, scan[0]) for _ in range(args.runs)]
-            firsts = [
-                float(subprocess.run([sys.executable, "-c", FIRST, ROOT, task.id, state], capture_output=True,
-                                     text=True, check=True).stdout)
-                for _ in range(args.runs)
-            ]  # fmt: skip
-            t, s, f = statistics.median(runs), statistics.median(scans), statistics.median(firsts)
+            t, s, f = statistics.median(runs), statistics.median(scans), first_scan_ms(task.id, state, args.runs)
             for index, value in enumerate((t, s, f)):
                 totals[index] += value
             print(f"{task.id:22} {t:9.1f} {s:8.2f} {cold:8.1f} {f:9.1f} {f / t:7.2%}")
