@@ -11,16 +11,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "report"))
 from test_report import passhat_row, write_results
 
 from passhat.cli import main
-from passhat.rounds._estimate import Assumptions, price_of, trial_cost
+from passhat.rounds._estimate import Assumptions, Price, price_of, trial_cost
 
 
 def test_trial_cost_by_hand() -> None:
     # 2 turns at $3 / $15 per million, S = 15,000, G = 1,500, O = 400:
     # written (15,000 + 1,500) x 3e-6 x 1.25 = 0.061875; read (2 x 15,000 + 1,500) x 3e-6 x 0.1 = 0.00945;
     # output 2 x 400 x 15e-6 = 0.012. Total 0.083325.
-    assert trial_cost(2, (3.0, 15.0), Assumptions()) == pytest.approx(0.083325)
-    assert trial_cost(4, (3.0, 15.0), Assumptions()) > trial_cost(2, (3.0, 15.0), Assumptions())
-    assert price_of("claude-sonnet-4-5-20250929") == (3.0, 15.0)
+    sonnet = Price(3.0, 15.0)
+    assert trial_cost(2, sonnet, Assumptions()) == pytest.approx(0.083325)
+    assert trial_cost(4, sonnet, Assumptions()) > trial_cost(2, sonnet, Assumptions())
+    assert price_of("claude-sonnet-4-5-20250929") == sonnet
+    # Opus 5.5 reads its cache at 0.05x: read (2 x 15,000 + 1,500) x 4e-6 x 0.05 = 0.0063; written 16,500 x 4e-6 x
+    # 1.25 = 0.0825; output 800 x 20e-6 = 0.016. Total 0.1048.
+    assert trial_cost(2, price_of("claude-opus-5-5"), Assumptions()) == pytest.approx(0.1048)
 
 
 def test_estimate_from_a_rehearsal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -30,7 +34,7 @@ def test_estimate_from_a_rehearsal(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["estimate", str(path), "--repeat", "10", "--model", "claude-haiku-4-5"]) == 0
     out = capsys.readouterr().out
     # a: the passing trials' mean, 4 turns, doubled: 8; b: no pass, its 2 turns doubled: 4.
-    a, b = trial_cost(8, (1.0, 5.0), Assumptions()), trial_cost(4, (1.0, 5.0), Assumptions())
+    a, b = trial_cost(8, Price(1.0, 5.0), Assumptions()), trial_cost(4, Price(1.0, 5.0), Assumptions())
     assert f"promptfoo eval --repeat 10: about ${(a + b) * 10:,.2f} (20 trials)." in out
     assert "How it guessed: a real trial takes 2x the scripted agent's turns" in out
 

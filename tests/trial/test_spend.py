@@ -20,7 +20,7 @@ from passhat.trial._config import parse_config
 from passhat.trial._isolation import confinement
 from passhat.trial._limits import Limits
 from passhat.trial._provider import call_api
-from passhat.trial.spend import Spend, cost_usd, price
+from passhat.trial.spend import Price, Spend, cost_usd, price
 
 needs_bwrap = pytest.mark.skipif(
     confinement("auto").bwrap is None, reason="bwrap cannot build a sandbox here: apt-get install bubblewrap"
@@ -31,15 +31,19 @@ MODEL = "claude-sonnet-4-5"
 
 
 def test_list_prices_and_cost():
-    assert price("claude-sonnet-4-5-20250929") == (3.0, 15.0)
-    assert price("us.anthropic.claude-haiku-4-5-20251001-v1:0") == (1.0, 5.0)
-    assert price("claude-opus-4-5@20251101") == (5.0, 25.0)
-    assert price("claude-opus-4-1") == (15.0, 75.0)
-    assert price("claude-unknown-9") == (15.0, 75.0)  # not listed: the dearest, so the cap errs early
+    assert price("claude-sonnet-4-5-20250929") == Price(3.0, 15.0)
+    assert price("us.anthropic.claude-haiku-4-5-20251001-v1:0") == Price(1.0, 5.0)
+    assert price("claude-opus-4-5@20251101") == Price(5.0, 25.0)
+    # the bundled CLI's default: before, it was not listed and a $ cap charged it as Opus 4.1, 3.75x its price
+    assert price("claude-opus-5-5") == Price(4.0, 20.0, 0.05)
+    assert price("claude-sonnet-5-5") == Price(2.0, 10.0, 0.05) and price("claude-sonnet-5") == Price(2.0, 10.0)
+    assert price("claude-unknown-9") == Price(10.0, 50.0, 0.025)  # not listed: the dearest, so the cap errs early
     usage = {"input_tokens": 1000, "output_tokens": 2000, "cache_creation_input_tokens": 4000}
     usage["cache_read_input_tokens"] = 10_000
     # sonnet: (1000·3 + 4000·3·1.25 + 10000·3·0.1 + 2000·15) / 1e6 = (3000 + 15000 + 3000 + 30000) / 1e6 = 0.051
     assert cost_usd(MODEL, usage) == pytest.approx(0.051)
+    # opus 5.5, cache reads at 0.05x: (1000·4 + 4000·4·1.25 + 10000·4·0.05 + 2000·20) / 1e6 = 0.066
+    assert cost_usd("claude-opus-5-5", usage) == pytest.approx(0.066)
 
 
 def test_limits_take_the_spend_caps_with_documented_defaults():

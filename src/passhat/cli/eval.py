@@ -26,12 +26,12 @@ def _dollars(text: str) -> float:
 
 
 def _configure_estimate(parser: argparse.ArgumentParser) -> None:
-    from passhat.rounds._estimate import DEFAULT_MODEL, PRICES, Assumptions
+    from passhat.rounds._estimate import DEFAULT_MODEL, Assumptions, known_models
 
     a = Assumptions()
     parser.add_argument("results", help="promptfoo -o results.json of a rehearsal against the scripted model")
     parser.add_argument("--model", default=DEFAULT_MODEL, help=f"the model to price (default {DEFAULT_MODEL}; "
-                        f"known: {', '.join(PRICES)})")  # fmt: skip
+                        f"known: {', '.join(known_models())})")  # fmt: skip
     parser.add_argument(
         "--price-in", type=_dollars, metavar="USD", help="$ per million input tokens (with --price-out)"
     )
@@ -77,20 +77,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _estimate(args: argparse.Namespace) -> int:
-    from passhat.rounds._estimate import Assumptions, estimate, price_of
+    from passhat.rounds._estimate import Assumptions, Price, estimate, price_of
 
     if (args.price_in is None) != (args.price_out is None):
         raise PasshatError("--price-in and --price-out go together: give both ($ per million tokens), or --model")
-    price = (args.price_in, args.price_out) if args.price_in is not None else price_of(args.model)
+    price = Price(args.price_in, args.price_out) if args.price_in is not None else price_of(args.model)
     a = Assumptions(args.context_tokens, args.growth_tokens, args.output_tokens, args.turns_factor)
     found = estimate(Path(args.results), price, a)
     per_round = sum(t.usd_per_trial for t in found)
     model = args.model if args.price_in is None else "the given prices"
-    print(f"passhat estimate from the rehearsal {args.results}: {model} at ${price[0]:g} / ${price[1]:g} per million "
+    print(f"passhat estimate from the rehearsal {args.results}: {model} at ${price.input:g} / ${price.output:g} per million "
           "tokens in / out.")  # fmt: skip
     print(f"How it guessed: a real trial takes {a.turns_factor:g}x the scripted agent's turns (it took the reference "
           f"solution's path); each turn reads ~{a.context_tokens:,} tokens of context (cached after the first, at "
-          f"0.1x; written at 1.25x), adds ~{a.growth_tokens:,} and writes ~{a.output_tokens:,}. Real runs vary: "
+          f"{price.cache_read:g}x; written at 1.25x), adds ~{a.growth_tokens:,} and writes ~{a.output_tokens:,}. Real runs vary: "
           "rehearse, run a few real trials, and compare their cost with this.")  # fmt: skip
     print(
         f"\n{'task':<28} {'trials':>6} {'turns':>6} {'real turns':>10} {'$/trial':>8} {'$ x ' + str(args.repeat):>10}"

@@ -6,7 +6,8 @@ read again every turn (from the prompt cache after the first), each turn adds it
 (~1,500 tokens), and the model writes ~400 tokens. With the model's list prices, a trial of T turns costs
 
     (S + (T - 1) G) x input x 1.25          the context written to the cache, once
-    + sum over turns t of (S + (t - 1) G) x input x 0.1   read back from the cache every turn
+    + sum over turns t of (S + (t - 1) G) x input x r      read back from the cache every turn (r: 0.1, or the
+                                                           model's own, e.g. 0.05 for Opus 5.5)
     + T x O x output
 
 S = 15,000, G = 1,500, O = 400 tokens (--context-tokens, --growth-tokens, --output-tokens). The scripted agent
@@ -16,22 +17,16 @@ the rehearsal's turns. Every assumption is printed with the figure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from passhat._errors import PasshatError
 from passhat.results._rows import iter_trials
+from passhat.trial.spend import PRICES, Price, listed_price
 
-# $ per million tokens (input, output), list prices as of 2026-11; cache writes 1.25x input, reads 0.1x.
-PRICES: Mapping[str, tuple[float, float]] = {
-    "claude-opus-4-5": (5.0, 25.0),
-    "claude-opus-4-1": (15.0, 75.0),
-    "claude-sonnet-4-5": (3.0, 15.0),
-    "claude-sonnet-4": (3.0, 15.0),
-    "claude-haiku-4-5": (1.0, 5.0),
-}
-DEFAULT_MODEL = "claude-sonnet-4-5"
+__all__ = ["DEFAULT_MODEL", "Assumptions", "Price", "estimate", "known_models", "price_of", "trial_cost"]
+
+DEFAULT_MODEL = "claude-opus-5-5"  # the bundled Claude Code CLI's own default (the model its requests name)
 
 
 @dataclass(frozen=True)
@@ -51,24 +46,29 @@ class TaskEstimate:
     usd_per_trial: float
 
 
-def price_of(model: str) -> tuple[float, float]:
-    for name, price in PRICES.items():
-        if model == name or model.startswith(name + "-"):  # dated ids: claude-sonnet-4-5-20250929
-            return price
-    msg = (f"--model {model!r}: no list price known; use one of {', '.join(PRICES)} or give --price-in and "
-           "--price-out ($ per million tokens)")  # fmt: skip
-    raise PasshatError(msg)
+def known_models() -> list[str]:
+    return [f"claude-{key}" for key, _ in PRICES]
 
 
-def trial_cost(turns: float, price: tuple[float, float], a: Assumptions) -> float:
+def price_of(model: str) -> Price:
+    """The list price of `model` (passhat's one price list, passhat.trial.spend.PRICES)."""
+    found = listed_price(model)
+    if found is None:
+        msg = (f"--model {model!r}: no list price known; use one of {', '.join(known_models())} or give --price-in "
+               "and --price-out ($ per million tokens)")  # fmt: skip
+        raise PasshatError(msg)
+    return found
+
+
+def trial_cost(turns: float, price: Price, a: Assumptions) -> float:
     """Dollars for one trial of `turns` turns (fractional turns: the formula's smooth extension)."""
-    price_in, price_out = price[0] / 1e6, price[1] / 1e6
+    price_in, price_out = price.input / 1e6, price.output / 1e6
     written = (a.context_tokens + max(turns - 1, 0) * a.growth_tokens) * price_in * 1.25
-    read = (turns * a.context_tokens + a.growth_tokens * turns * (turns - 1) / 2) * price_in * 0.1
+    read = (turns * a.context_tokens + a.growth_tokens * turns * (turns - 1) / 2) * price_in * price.cache_read
     return written + read + turns * a.output_tokens * price_out
 
 
-def estimate(rehearsal: Path, price: tuple[float, float], a: Assumptions) -> list[TaskEstimate]:
+def estimate(rehearsal: Path, price: Price, a: Assumptions) -> list[TaskEstimate]:
     """Per task of the rehearsal's results file, its turns and the forecast dollars per real trial."""
     turns: dict[str, list[int]] = {}
     passed: dict[str, list[int]] = {}  # a passing trial's turns are the solution's path: preferred when any

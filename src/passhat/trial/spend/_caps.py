@@ -25,20 +25,41 @@ from typing import Literal
 from urllib.parse import unquote
 
 Api = Literal["anthropic", "bedrock", "vertex"]
-# USD per million tokens (input, output) at list prices, first match in a model id wins. Cache writes cost 1.25×
-# input, cache reads 0.1× input. A model not listed is charged as the dearest listed (the cap errs early).
-PRICES: tuple[tuple[str, float, float], ...] = (
-    ("opus-4-5", 5.0, 25.0),
-    ("opus-4-1", 15.0, 75.0),
-    ("opus-4", 15.0, 75.0),
-    ("sonnet-4", 3.0, 15.0),
-    ("sonnet-3-7", 3.0, 15.0),
-    ("3-7-sonnet", 3.0, 15.0),
-    ("haiku-4-5", 1.0, 5.0),
-    ("3-5-haiku", 0.8, 4.0),
-    ("3-haiku", 0.25, 1.25),
+
+
+@dataclass(frozen=True)
+class Price:
+    """List prices of a model: USD per million input and output tokens; a cache read costs `cache_read` x input,
+    a (5-minute) cache write 1.25 x input for every model."""
+
+    input: float
+    output: float
+    cache_read: float = 0.1
+
+
+# The one price list of passhat (the spend caps here, `passhat estimate` in rounds): first key found in a model id
+# wins (`claude-opus-5-5`, `us.anthropic.claude-haiku-4-5-20251001-v1:0`, `claude-opus-4-5@20251101`). Anthropic's
+# list prices as of 2026-12 (Sonnet 5.5's cache read cut to $0.10 in 2026-10); input and output of every entry are
+# checked against the bundled Claude Code CLI's own pricing (tests/e2e/test_e2e_prices.py); models that CLI does
+# not price or run (Claude 3 Haiku; Opus 4 and 4.1, which it swaps for its default) are left out. A model not
+# listed is charged as the dearest listed: a cap errs early.
+PRICES: tuple[tuple[str, Price], ...] = (
+    ("fable-5-1", Price(10.0, 50.0, 0.025)),
+    ("mythos-5-1", Price(10.0, 50.0, 0.025)),
+    ("fable-5", Price(10.0, 50.0)),
+    ("mythos-5", Price(10.0, 50.0)),
+    ("opus-5-5", Price(4.0, 20.0, 0.05)),
+    ("opus-5", Price(5.0, 25.0)),
+    ("opus-4", Price(5.0, 25.0)),  # 4.5 and later (the CLI runs its default model for Opus 4 and 4.1 ids)
+    ("sonnet-5-5", Price(2.0, 10.0, 0.05)),
+    ("sonnet-5", Price(2.0, 10.0)),
+    ("sonnet-4", Price(3.0, 15.0)),
+    ("3-7-sonnet", Price(3.0, 15.0)),
+    ("haiku-5-5", Price(0.10, 0.50)),  # prompts up to 100,000 tokens (longer ones cost more)
+    ("haiku-4-5", Price(1.0, 5.0)),
+    ("3-5-haiku", Price(0.8, 4.0)),
 )
-_DEAREST = (15.0, 75.0)
+_DEAREST = max((p for _, p in PRICES), key=lambda p: p.output)
 _ALIASES = {  # the CLI's model aliases: a family, not one id
     "sonnet": ("sonnet",), "opus": ("opus",), "haiku": ("haiku",), "opusplan": ("opus", "sonnet"),
     "fable": ("fable",), "mythos": ("mythos",),
@@ -56,19 +77,24 @@ _PATHS: dict[Api, re.Pattern[str]] = {
 }  # fmt: skip
 
 
-def price(model: str) -> tuple[float, float]:
-    """USD per million (input, output) tokens of `model` at list prices (PRICES)."""
-    return next(((i, o) for key, i, o in PRICES if key in model), _DEAREST)
+def listed_price(model: str) -> Price | None:
+    """The list price of `model` (PRICES), None when no entry names it."""
+    return next((p for key, p in PRICES if key in model), None)
+
+
+def price(model: str) -> Price:
+    """The list price of `model`, or the dearest listed (a cap must not err late)."""
+    return listed_price(model) or _DEAREST
 
 
 def cost_usd(model: str, usage: dict[str, int]) -> float:
     """What `usage` (the Messages API's usage fields) costs at list prices."""
-    per_in, per_out = price(model)
+    p = price(model)
     weighted = (
-        usage.get("input_tokens", 0) * per_in
-        + usage.get("cache_creation_input_tokens", 0) * per_in * 1.25
-        + usage.get("cache_read_input_tokens", 0) * per_in * 0.1
-        + usage.get("output_tokens", 0) * per_out
+        usage.get("input_tokens", 0) * p.input
+        + usage.get("cache_creation_input_tokens", 0) * p.input * 1.25
+        + usage.get("cache_read_input_tokens", 0) * p.input * p.cache_read
+        + usage.get("output_tokens", 0) * p.output
     )
     return weighted / 1_000_000
 
