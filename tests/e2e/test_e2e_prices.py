@@ -56,3 +56,21 @@ def test_the_cli_prices_each_model_as_passhat_does(key: str, tmp_path: Path, fak
     usage = {k: int(v) for k, v in trial["usage"].items() if k.endswith("_tokens") and isinstance(v, int)}
     assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0
     assert meta["cost_usd"] == pytest.approx(cost_usd(model, usage), rel=1e-9), (model, usage)
+
+
+def test_a_model_the_cli_swaps_for_its_default_is_a_config_error_not_the_agents(tmp_path: Path, fake_model) -> None:
+    """`model: claude-opus-4-1-20250805`: this CLI runs its default model instead, the proxy refuses that as not
+    the trial's model, and the trial was booked `agent_crash` ("the agent's session broke it") — every trial, for
+    a line of config. Nothing was answered before, so the agent had run nothing: now an infrastructure error that
+    names the model asked for, the one configured and the fix."""
+    options = {"config": {"basePath": str(ROOT), "state_dir": str(tmp_path / "state"),
+                          "fake_model_url": fake_model.url, "model": "claude-opus-4-1-20250805",
+                          "fake_script": "noop"}}  # fmt: skip
+    response = call_api("Say done.", options, {"vars": {"task_id": "py-median"}, "repeatIndex": 0})
+    meta = response["metadata"]
+    assert meta["status"] == "infra_error", meta.get("status")
+    assert (
+        "the Claude Code CLI asked for model claude-opus-5-5, not the provider's `model: claude-opus-4-1"
+        in (response["error"])
+    )
+    assert "set `model:` to one it runs" in response["error"]

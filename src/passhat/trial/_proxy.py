@@ -47,6 +47,14 @@ def _failed(outcome: str | None) -> bool:
     return bool(outcome) and (str(outcome).startswith(_FAILED) or is_auth(outcome))
 
 
+def _other_model(asked: str, configured: str | None) -> str:
+    return (
+        f"the Claude Code CLI asked for model {asked}, not the provider's `model: {configured}` (the CLI runs its "
+        "default model in place of an id it does not run: retired, or unknown to it); set `model:` to one it runs, "
+        "e.g. claude-opus-5-5 or sonnet, then `promptfoo eval --retry-errors --repeat N` runs these trials again"
+    )
+
+
 @dataclass
 class Witness:
     """What the proxy saw of the model API during one trial: each request's path and outcome ("200",
@@ -94,6 +102,12 @@ class Witness:
             "`promptfoo eval --retry-errors --repeat N` runs these trials again"
         )
         self.ended.set()
+
+    def end_for_config(self, reason: str) -> None:
+        """End the trial as infra for a reason in passhat's or the CLI's configuration, not the agent's doing."""
+        if self.gave_up is None:
+            self.gave_up = reason
+            self.ended.set()
 
     def auth_refusal(self, outcome: str) -> str:
         """The reason of a trial whose credential the upstream refused: endpoint, status, fix."""
@@ -218,6 +232,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         spend = proxy.spend  # the trial's caps and the CLI's request shape (trial/spend)
         if spend is not None and (refusal := spend.admit(self.command, self.path, body)) is not None:
+            if spend.refused_model is not None and not proxy.witness.answered:
+                # nothing answered yet, so the agent has run nothing: the CLI itself asks for another model
+                proxy.witness.end_for_config(_other_model(spend.refused_model, spend.model))
             self._refuse(403, refusal)
             return
         meter = spend.meter(self.path, body) if spend is not None else None

@@ -119,6 +119,7 @@ class Spend:
     tokens: int = 0
     usd: float = 0.0
     breached: str | None = None  # which cap the trial went past (the trial then ends `status: limit`)
+    refused_model: str | None = None  # the model the last admit() refused as not the trial's (None: it did not)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def _model_ok(self, model: str) -> bool:
@@ -135,12 +136,14 @@ class Spend:
         route = path.split("?", 1)[0]
         match = _PATHS[self.api].fullmatch(route)
         with self.lock:
+            self.refused_model = None
             if method != "POST" or match is None:
                 shown = _SAFE.sub("?", f"{method} {route}")[:200]  # the proxy's refusal is hand-made JSON
                 return f"passhat: {shown} is not a request the CLI makes; only its model API calls pass"
             model = _model(match, body)
             if model is not None and not self._model_ok(model):
                 shown = _SAFE.sub("?", model)[:100]
+                self.refused_model = shown
                 return f"passhat: model {shown} is not this trial's model ({self.model}); the request was refused"
             if self.breached is None and self.requests >= self.max_requests:
                 self.breached = f"model request limit (model_requests): more than {self.max_requests} requests"
