@@ -9,15 +9,17 @@ on what they spend and how many tasks they decide.
 
 - simulated suites (--suites, seeded): --tasks tasks whose pass rates are spread like a real suite's: half well
   below the bar (0.2-0.9), a fifth between 0.9 and 0.98, some near the bar (0.985-0.995), some at 1.0;
-- a real scripted run of the example suite (--real): `passhat eval --until-decided` against `passhat fake-model
-  --script flaky:P`, where each trial's outcome is fixed by (task, trial) (fake_model flaky_draw), so what a fixed
-  --repeat N would have seen is the same draws for trials 0..N-1; the bench checks the real rows follow the draws.
+- real scripted runs of the example suite (--real, --seeds S): `passhat eval --until-decided` against `passhat
+  fake-model --script flaky:P:SEED` for SEED 0..S-1, where each trial's outcome is fixed by (seed, task, trial)
+  (fake_model flaky_draw), so what a fixed --repeat N would have seen is the same draws for trials 0..N-1; the
+  bench checks the real rows follow the draws, and prints each run and the mean over the runs (one run is one
+  suite: its figure swings with the smallest fixed N that decides as many, as a single simulated suite's does).
 
 Dollars: trials x the mean cost of a trial of the real run (the scripted model's tokens at the CLI's list prices,
 made-up tokens but the demo's prices), else --usd-per-trial.
 
     .venv/bin/python bench/adaptive_spend.py                     # simulated suites only
-    .venv/bin/python bench/adaptive_spend.py --real runs/bench   # and a real scripted run (minutes)
+    .venv/bin/python bench/adaptive_spend.py --real runs/bench   # and 5 real scripted runs (~6 min each)
 
 Target: adaptive spends at most half the trials of the smallest fixed N that decides as many tasks.
 """
@@ -37,6 +39,7 @@ from pathlib import Path
 from passhat.fake_model._scripts import flaky_draw
 from passhat.rounds import Count, Settings, next_round
 from passhat.stats._verdict import decide
+from passhat.tasks import load_tasks
 
 FIXED = (10, 20, 40)
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,15 +122,29 @@ def simulated(args: argparse.Namespace) -> list[list[tuple[float, list[bool]]]]:
 
 
 def real(args: argparse.Namespace) -> tuple[list[list[tuple[float, list[bool]]]], float, dict]:
-    """Run the example suite through `passhat eval --until-decided` against the scripted model."""
-    out = Path(args.real).resolve()
+    """Run the example suite through `passhat eval --until-decided` against the scripted model, once per seed
+    (`flaky:RATE:SEED`: each seed is a fresh set of draws, so each run is one more suite)."""
+    suites: list[list[tuple[float, list[bool]]]] = []
+    facts: dict = {"rows": 0, "follow_draws": 0, "seconds": 0.0, "tasks": 0, "costs": [], "per_seed": []}
+    for seed in range(args.seeds):
+        suite, found = _real_run(args, Path(args.real).resolve() / f"seed-{seed}", seed)
+        suites.append(suite)
+        for key in ("rows", "follow_draws", "seconds"):
+            facts[key] += found[key]
+        facts["tasks"], facts["costs"] = found["tasks"], facts["costs"] + found["costs"]
+        facts["per_seed"].append(compare([suite], args))
+    facts["mean_usd"] = sum(facts["costs"]) / len(facts["costs"]) if facts["costs"] else None
+    return suites, facts["mean_usd"] or args.usd_per_trial, facts
+
+
+def _real_run(args: argparse.Namespace, out: Path, seed: int) -> tuple[list[tuple[float, list[bool]]], dict]:
     bin_dir = Path(sys.executable).parent
     env = {**os.environ, "PATH": f"{ROOT / 'node_modules' / '.bin'}:{bin_dir}:{os.environ['PATH']}",
            "PROMPTFOO_PYTHON": sys.executable, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1"}  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         url_file = Path(tmp) / "url"
         server = subprocess.Popen([bin_dir / "passhat", "fake-model", "--tasks-dir", ROOT / "tasks", "--script",
-                                   f"flaky:{args.rate}", "--port", "0", "--url-file", url_file])  # fmt: skip
+                                   f"flaky:{args.rate}:{seed}", "--port", "0", "--url-file", url_file])  # fmt: skip
         try:
             for _ in range(100):
                 if url_file.exists() and url_file.read_text().strip():
@@ -145,16 +162,18 @@ def real(args: argparse.Namespace) -> tuple[list[list[tuple[float, list[bool]]]]
             server.terminate()
             server.wait()
     rows = json.loads((out / "rounds" / "results.json").read_text())["results"]["results"]
-    costs = [
-        r["response"]["metadata"]["cost_usd"] for r in rows if (r["response"].get("metadata") or {}).get("cost_usd")
-    ]
-    tasks = sorted({r["response"]["metadata"]["task_id"] for r in rows})
-    follow = [r["success"] == (flaky_draw(r["response"]["metadata"]["task_id"], r["response"]["metadata"]["repeat_index"])
-                               < args.rate) for r in rows]  # fmt: skip
-    outcomes = {t: [flaky_draw(t, i) < args.rate for i in range(max(args.max_trials, *FIXED))] for t in tasks}
-    facts = {"rows": len(rows), "follow_draws": sum(follow), "seconds": seconds, "tasks": len(tasks),
-             "mean_usd": sum(costs) / len(costs) if costs else None}  # fmt: skip
-    return [[(args.rate, outcomes[t]) for t in tasks]], facts["mean_usd"] or args.usd_per_trial, facts
+    metas = [r["response"].get("metadata") or {} for r in rows]
+    # an impossible twin's every pass is a cheat, and its reference solution fails it: its rows are not its draws,
+    # and the report leaves it out of the suite's pass^k; so does this comparison
+    twins = {task.id for task in load_tasks(ROOT / "tasks") if task.expect == "impossible"}
+    rows, metas = zip(*[(r, m) for r, m in zip(rows, metas, strict=True) if m.get("task_id") not in twins], strict=True)
+    tasks = sorted({m["task_id"] for m in metas if m.get("task_id")})
+    follow = [r["success"] == (flaky_draw(m["task_id"], m["repeat_index"], seed) < args.rate)
+              for r, m in zip(rows, metas, strict=True) if m.get("task_id") is not None]  # fmt: skip
+    outcomes = {t: [flaky_draw(t, i, seed) < args.rate for i in range(max(args.max_trials, *FIXED))] for t in tasks}
+    found = {"rows": len(rows), "follow_draws": sum(follow), "seconds": seconds, "tasks": len(tasks),
+             "costs": [m["cost_usd"] for m in metas if m.get("cost_usd")]}  # fmt: skip
+    return [(args.rate, outcomes[t]) for t in tasks], found
 
 
 def main() -> None:
@@ -169,15 +188,19 @@ def main() -> None:
     parser.add_argument("--usd-per-trial", type=float, default=None)
     parser.add_argument("--real", metavar="DIR", help="also run the example suite for real (scripted model) in DIR")
     parser.add_argument("--rate", type=float, default=0.7, help="the scripted model's flaky:P for --real")
+    parser.add_argument("--seeds", type=int, default=5, help="--real: runs, each with its own draws (flaky:P:SEED)")
     args = parser.parse_args()
     usd = args.usd_per_trial
     if args.real:
-        suite, usd, facts = real(args)
-        print(f"real scripted run: {facts['rows']} trials on {facts['tasks']} tasks in {facts['seconds']:.0f} s, "
-              f"{facts['follow_draws']}/{facts['rows']} rows as their seeded draw says; mean ${facts['mean_usd']}"
-              " a trial (scripted tokens at list prices)")  # fmt: skip
-        show(f"the example suite, flaky:{args.rate} (trials 0..N-1 of each task are the same draws for every N)",
-             compare(suite, args), facts["tasks"], usd)  # fmt: skip
+        suites, usd, facts = real(args)
+        print(f"real scripted runs: {args.seeds} of the example suite ({facts['tasks']} tasks, flaky:{args.rate}:SEED "
+              f"for SEED 0-{args.seeds - 1}), {facts['rows']} trials in {facts['seconds']:.0f} s, "
+              f"{facts['follow_draws']}/{facts['rows']} rows as their seeded draw says; mean ${facts['mean_usd']} a "
+              "trial (scripted tokens at list prices)")  # fmt: skip
+        for seed, totals in enumerate(facts["per_seed"]):
+            show(f"the example suite, flaky:{args.rate}:{seed}", totals, facts["tasks"], usd)
+        show(f"the example suite, mean over the {args.seeds} runs (trials 0..N-1 of each task are the same draws "
+             "for every N)", compare(suites, args), facts["tasks"], usd)  # fmt: skip
     print(f"\nk = {args.k} at {args.safe_at}; adaptive: rounds of {args.round} up to {args.max_trials}")
     show(f"simulated: {args.suites} suites of {args.tasks} tasks (seed {args.seed})", compare(simulated(args), args),
          args.tasks, usd)  # fmt: skip

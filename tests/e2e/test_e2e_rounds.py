@@ -44,6 +44,14 @@ def _rows(path: Path) -> list[dict]:
     return json.loads(path.read_text())["results"]["results"]
 
 
+def _resume(out: Path, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`passhat eval --resume OUT`, as a user runs it after Ctrl+C: it must end well."""
+    resumed = subprocess.run([sys.executable, "-m", "passhat", "eval", "--resume", str(out)], cwd=cwd, env=env,
+                             capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    return resumed
+
+
 def _report(capsys: pytest.CaptureFixture[str], path: Path) -> dict:
     capsys.readouterr()
     assert main(["report", str(path), "--format", "json", "--k", "1"]) == 0
@@ -82,9 +90,7 @@ def test_rounds_continue_repeats_and_resume_after_ctrl_c_inside_a_round(
         assert state["rounds"][1]["eval_id"], "the paused eval's id, for promptfoo eval --resume"
         assert "passhat eval --resume" in (tmp_path / "first.log").read_text()
 
-        resumed = subprocess.run([*passhat, "--resume", str(out)], cwd=tmp_path, env=env, capture_output=True,
-                                 text=True, timeout=600)  # fmt: skip
-        assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+        resumed = _resume(out, tmp_path, env)
     finally:
         server.stop()
     assert "stopped after round 2: every task is decided" in resumed.stdout
@@ -134,9 +140,7 @@ def test_ctrl_c_between_rounds_then_resume_runs_the_next_round_once(
         assert state["rounds"][0]["status"] == "done" and not (out / "round-02.json").exists()
         assert "continue with: passhat eval --resume" in (tmp_path / "first.log").read_text()
 
-        resumed = subprocess.run([*passhat, "--resume", str(out)], cwd=tmp_path, env=env, capture_output=True,
-                                 text=True, timeout=600)  # fmt: skip
-        assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+        resumed = _resume(out, tmp_path, env)
     finally:
         server.stop()
     assert "stopped after round 2: every task is decided" in resumed.stdout, resumed.stdout

@@ -8,11 +8,9 @@ and broken — and the cache: one JSON file per task version and grader command 
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -99,15 +97,3 @@ def read_cached(file: Path) -> TestLists | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return TestLists(f2p, p2p, flaky, broken, file)
-
-
-@contextmanager
-def locked(file: Path) -> Iterator[None]:
-    """Hold `<file>.lock`: one process computes, the others wait and read its result."""
-    file.parent.mkdir(parents=True, exist_ok=True)
-    with open(file.with_name(file.name + ".lock"), "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)

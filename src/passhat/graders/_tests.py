@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from passhat._errors import SandboxError, TaskError
-from passhat.graders._auto import AUTO, TestLists, cache_file, classify, locked, read_cached, wants_auto
+from passhat._lock import locked
+from passhat.graders._auto import AUTO, TestLists, cache_file, classify, read_cached, wants_auto
 from passhat.graders._common import Grade, show_path
 from passhat.graders._globs import DEFAULT_PROTECTED, matches
 from passhat.graders._junit import JUnitError, Report, disagreement, parse_junit

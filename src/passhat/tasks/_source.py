@@ -14,17 +14,15 @@ any checkout. git runs bounded, with hooks off and no terminal prompt.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from passhat._errors import TaskError
+from passhat._lock import locked
 from passhat.tasks._load import Task
 
 CLONE_TIMEOUT_S = 1800.0  # clone or fetch of the whole repository
@@ -55,7 +53,7 @@ def source_tree(task: Task, cache_root: Path) -> Path:
     path = cache_root / "sources" / f"{_slug(_location(task))}-{_commit(task)}"
     if path.is_dir():
         return path
-    with _locked(path.with_name(path.name + ".lock")):
+    with locked(path):
         if not path.is_dir():
             building = path.with_name(f"{path.name}.building-{os.getpid()}")
             shutil.rmtree(building, ignore_errors=True)
@@ -74,7 +72,7 @@ def ensure_mirror(task: Task, cache_root: Path) -> Path:
     mirror = mirror_path(location, cache_root)
     if mirror.is_dir() and _has_commit(mirror, commit):
         return mirror
-    with _locked(mirror.with_name(mirror.name + ".lock")):
+    with locked(mirror):
         if not mirror.is_dir():
             _clone(task, location, mirror)
         if _has_commit(mirror, commit):
@@ -146,17 +144,6 @@ def _run_git(args: list[str], timeout_s: float, env: dict[str, str] | None = Non
         return ""
     lines = [line.strip() for line in proc.stderr.decode(errors="replace").splitlines() if line.strip()]
     return "; ".join(lines)[-_TAIL:] or f"exit {proc.returncode}"  # one line: it ends up in a TaskError
-
-
-@contextmanager
-def _locked(lock_path: Path) -> Iterator[None]:
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _location(task: Task) -> str:

@@ -124,13 +124,13 @@ def materialize_cached(base: Base, patch: bytes, cache_root: Path, name: str) ->
     Every assertion of one trial runs in its own Promptfoo process; they share this tree.
     A patch that does not apply raises SandboxError, every time, with the same reason.
     """
-    from passhat.trial._sandbox import file_lock
+    from passhat._lock import locked
 
     digest = hashlib.sha256(patch).hexdigest()[:16]
     path = cache_root / "outcomes" / f"{name}-{base.commit[:12]}-{digest}"
     failure = path.with_name(path.name + ".failed")
     ready = path / ".git" / "passhat-outcome"
-    with file_lock(path.with_name(path.name + ".lock")):
+    with locked(path):
         if failure.is_file():
             raise SandboxError(failure.read_text())
         if not ready.is_file():

@@ -17,19 +17,17 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import fcntl
 import hashlib
 import os
 import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from passhat._errors import SandboxError
+from passhat._lock import locked
 from passhat.tasks._load import Task
 from passhat.tasks._source import export_source
 from passhat.trial._git import (
@@ -72,17 +70,6 @@ class Outcome:
     changed_paths: tuple[str, ...]
 
 
-@contextmanager
-def file_lock(lock_path: Path) -> Iterator[None]:
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def base_uid(name: str) -> int:
     """The uid of the base called `name`: the same in every process, in [1,000,000, 2,000,000,000)."""
     return MIN_UID + int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big") % (2_000_000_000 - MIN_UID)
@@ -104,7 +91,7 @@ def prepare_base(task: Task, cache_root: Path) -> Base:
     path = cache_root / "bases" / f"{task.id}-{task.version}"
     if (base := _read_base(path)) is not None:
         return base
-    with file_lock(path.with_name(path.name + ".lock")):
+    with locked(path):
         if (base := _read_base(path)) is not None:
             return base
         building = path.with_name(f"{path.name}.building-{os.getpid()}")
