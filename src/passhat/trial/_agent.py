@@ -179,6 +179,8 @@ def _status(
         return "limit", state["limit"]
     if witness is not None and witness.gave_up is not None:  # the proxy ended the trial: the upstream refused
         return "infra_error", witness.gave_up
+    if witness is not None and witness.config_problem and not witness.answered and (result is None or result.is_error):
+        return "infra_error", witness.config_problem  # e.g. the CLI only ever asked for a model not the trial's
     ended_by_cli = result is not None and result.is_error  # the CLI itself gave up: a pending request counts
     pending_counts = state["timed_out"] or ended_by_cli
     if witness is not None and (dead := witness.unreachable(pending_counts)) is not None:

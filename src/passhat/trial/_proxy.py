@@ -68,6 +68,7 @@ class Witness:
     fix: str = ""  # what to do when the upstream refuses the credential (the variable, or --secret-file)
     check: Callable[[], Probe] | None = None  # passhat's own probe of the endpoint, with the real credential
     gave_up: str | None = None  # why the proxy ended the trial (infra), once it has
+    config_problem: str | None = None  # a refusal before any answer that points at configuration (note_config)
     ended: threading.Event = field(default_factory=threading.Event)
     _streak: int = 0
 
@@ -103,11 +104,11 @@ class Witness:
         )
         self.ended.set()
 
-    def end_for_config(self, reason: str) -> None:
-        """End the trial as infra for a reason in passhat's or the CLI's configuration, not the agent's doing."""
-        if self.gave_up is None:
-            self.gave_up = reason
-            self.ended.set()
+    def note_config(self, reason: str) -> None:
+        """A refusal before any answer that points at configuration (the first one is kept): a session that then
+        never gets an answer ends as an infrastructure error with it, not as the agent's crash."""
+        with self.lock:
+            self.config_problem = self.config_problem or reason
 
     def auth_refusal(self, outcome: str) -> str:
         """The reason of a trial whose credential the upstream refused: endpoint, status, fix."""
@@ -233,8 +234,10 @@ class _Handler(BaseHTTPRequestHandler):
         spend = proxy.spend  # the trial's caps and the CLI's request shape (trial/spend)
         if spend is not None and (refusal := spend.admit(self.command, self.path, body)) is not None:
             if spend.refused_model is not None and not proxy.witness.answered:
-                # nothing answered yet, so the agent has run nothing: the CLI itself asks for another model
-                proxy.witness.end_for_config(_other_model(spend.refused_model, spend.model))
+                # nothing answered yet, so the agent has run nothing: the CLI itself asks for another model (a side
+                # request may, beside its main one: the session goes on, and only one that never got an answer
+                # ends as this config error, see trial._agent)
+                proxy.witness.note_config(_other_model(spend.refused_model, spend.model))
             self._refuse(403, refusal)
             return
         meter = spend.meter(self.path, body) if spend is not None else None
