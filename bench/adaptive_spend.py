@@ -32,11 +32,10 @@ import os
 import random
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from passhat.fake_model._scripts import flaky_draw
+from passhat.fake_model import flaky_draw, start_in_thread
 from passhat.rounds import Count, Settings, next_round
 from passhat.stats._verdict import decide
 from passhat.tasks import load_tasks
@@ -141,26 +140,18 @@ def _real_run(args: argparse.Namespace, out: Path, seed: int) -> tuple[list[tupl
     bin_dir = Path(sys.executable).parent
     env = {**os.environ, "PATH": f"{ROOT / 'node_modules' / '.bin'}:{bin_dir}:{os.environ['PATH']}",
            "PROMPTFOO_PYTHON": sys.executable, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1"}  # fmt: skip
-    with tempfile.TemporaryDirectory() as tmp:
-        url_file = Path(tmp) / "url"
-        server = subprocess.Popen([bin_dir / "passhat", "fake-model", "--tasks-dir", ROOT / "tasks", "--script",
-                                   f"flaky:{args.rate}:{seed}", "--port", "0", "--url-file", url_file])  # fmt: skip
-        try:
-            for _ in range(100):
-                if url_file.exists() and url_file.read_text().strip():
-                    break
-                time.sleep(0.1)
-            env["PASSHAT_FAKE_MODEL_URL"] = url_file.read_text().strip()
-            env["PROMPTFOO_CONFIG_DIR"] = str(out / "promptfoo-home")
-            started = time.perf_counter()
-            subprocess.run([bin_dir / "passhat", "eval", "--until-decided", "--round", str(args.round), "--max-trials",
-                            str(args.max_trials), "--unattended-runs", str(args.k), "--safe-at", str(args.safe_at),
-                            "--out", out / "rounds", "--", "-c", ROOT / "promptfooconfig.yaml", "-j", "2",
-                            "--no-progress-bar"], env=env, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)  # fmt: skip
-            seconds = time.perf_counter() - started
-        finally:
-            server.terminate()
-            server.wait()
+    server = start_in_thread(ROOT / "tasks", f"flaky:{args.rate}:{seed}")  # the scripted model, on loopback
+    try:
+        env["PASSHAT_FAKE_MODEL_URL"] = server.url
+        env["PROMPTFOO_CONFIG_DIR"] = str(out / "promptfoo-home")
+        started = time.perf_counter()
+        subprocess.run([bin_dir / "passhat", "eval", "--until-decided", "--round", str(args.round), "--max-trials",
+                        str(args.max_trials), "--unattended-runs", str(args.k), "--safe-at", str(args.safe_at),
+                        "--out", out / "rounds", "--", "-c", ROOT / "promptfooconfig.yaml", "-j", "2",
+                        "--no-progress-bar"], env=env, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+        seconds = time.perf_counter() - started
+    finally:
+        server.stop()
     rows = json.loads((out / "rounds" / "results.json").read_text())["results"]["results"]
     metas = [r["response"].get("metadata") or {} for r in rows]
     # an impossible twin's every pass is a cheat, and its reference solution fails it: its rows are not its draws,

@@ -11,7 +11,7 @@ are in `_suite`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from statistics import NormalDist
 
@@ -179,9 +179,15 @@ def runs_to_decide(n: int, c: int, k: int, threshold: float, z: float = Z95, lim
         return 0
     if rate == threshold ** (1 / k) or (rate == 1 and threshold == 1):
         return None
+    return more_trials_until(n, decided, limit)
+
+
+def more_trials_until(n: int, decided: Callable[[int], bool], ceiling: int) -> int | None:
+    """The fewest more trials after n at which `decided` holds, for a `decided` that is false at n and monotone in
+    the number of trials: a doubling search, then bisection. None past `ceiling` trials in all."""
     low, high = n, 2 * n
     while not decided(high):
-        if high > limit:
+        if high > ceiling:
             return None
         low, high = high, 2 * high
     while high - low > 1:  # invariant: undecided at `low`, decided at `high`

@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 from typing import Literal
 
+from passhat.stats._estimators import more_trials_until
 from passhat.stats._intervals import Method, rate_interval
 
 Decision = Literal["safe", "not safe"]
@@ -69,15 +70,7 @@ def trials_to_decide(
         return 0
     if math.isclose(projected, threshold ** (1 / k), rel_tol=0, abs_tol=1e-12):
         return None
-    low, high = n, 2 * n
-    while not decided(high):
-        if high - n > limit:
-            return None
-        low, high = high, 2 * high
-    while high - low > 1:  # invariant: undecided at `low`, decided at `high`
-        middle = (low + high) // 2
-        low, high = (low, middle) if decided(middle) else (middle, high)
-    return high - n
+    return more_trials_until(n, decided, n + limit)
 
 
 def _cutoffs(total: int, k: int, threshold: float, method: Method) -> tuple[int, int]:
