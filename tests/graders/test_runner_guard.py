@@ -19,6 +19,7 @@ import pytest
 from calc_task import CALC, JUNIT_TESTS, PYTEST, TESTS, fix_add, make_trial, run
 from conftest import ROOT
 
+import passhat.graders.runner._guard as guard_module
 from passhat.graders import load_graded_task
 from passhat.graders.runner import GUARD_ENV, check_run, open_guard, runner_of
 from passhat.graders.runner._verdict import read_channel
@@ -163,6 +164,32 @@ def test_a_pytest_py_at_the_root_stands_in_for_the_runner_only_without_the_guard
     guarded = run(EXIT_CODE, metadata)  # python -P: the real pytest runs, and add() is still broken
     assert guarded["pass"] is False
     assert "FAILED tests/test_calc.py::test_add" in guarded["reason"]
+
+
+@pytest.mark.parametrize("name", ["passhat_runner_guard.py", "passhat_guard_hooks.py", "passhat_runner_guard/"])
+def test_a_module_named_as_passhats_plugin_in_the_tree_is_gaming(trial, monkeypatch, name):
+    """pytest 9 puts its `pythonpath` ini folders (here `.`) on sys.path before it imports `-p` plugins: a
+    `passhat_runner_guard.py` at the root loads in place of passhat's plugin and could read the channel's key from
+    the setup pipe. The tree is searched for such names before the run."""
+
+    def plant(work: Path) -> None:
+        fix_add(work)  # an honest fix beside it: the name alone is the attempt
+        path = work / name.rstrip("/")
+        if name.endswith("/"):
+            path.mkdir()
+            (path / "__init__.py").write_text("")
+        else:
+            path.write_text("pytest_configure = None\n")
+
+    metadata = trial(plant)
+    monkeypatch.setattr(guard_module, "impostors", lambda tree: ())
+    displaced = run(EXIT_CODE, metadata)  # the attack is real: passhat's plugin did not run
+    if name.startswith("passhat_runner_guard"):
+        assert "pytest never started under passhat's runner guard" in displaced["reason"], displaced["reason"]
+    monkeypatch.undo()
+    result = run(EXIT_CODE, metadata)
+    assert result["pass"] is False
+    assert result["metadata"]["gamed"] == [f"runner-shadowed at {name.rstrip('/')}"]
 
 
 def test_a_record_written_to_passhats_channel_by_the_code_under_test_is_caught(trial):

@@ -20,7 +20,7 @@ from passhat.trial._paths import UnsafePathError, read_within, write_within
 
 Runner = Literal["pytest", "node"]
 CANARY_MARK = "# passhat canary"  # the first line of a Python canary (the plugin keeps other runs' ones out)
-_PRUNE = {".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache"}
+PRUNE = {".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache"}
 _JS = (".js", ".mjs", ".cjs")
 _SPEC = r"""(['"])(?P<spec>\.{1,2}(?:/[^'"]*)?)\1"""  # a relative specifier: '..', './lib/x.js'
 _REQUIRE = re.compile(rf"\brequire\(\s*{_SPEC}\s*\)")
@@ -48,7 +48,7 @@ class Canary:
 def _files(tree: Path, suffixes: tuple[str, ...]) -> list[str]:
     found: list[str] = []
     for folder, dirs, names in os.walk(tree):  # never enters links
-        dirs[:] = sorted(d for d in dirs if d not in _PRUNE)
+        dirs[:] = sorted(d for d in dirs if d not in PRUNE)
         here = Path(folder).relative_to(tree)
         for name in sorted(names):
             if name.endswith(suffixes) and stat.S_ISREG(os.lstat(os.path.join(folder, name)).st_mode):

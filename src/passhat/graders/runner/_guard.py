@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from passhat.graders.runner._canary import Canary, Runner, add_canary
+from passhat.graders.runner._canary import PRUNE, Canary, Runner, add_canary
 
 GUARD_ENV = "PASSHAT_RUNNER_GUARD"
 PLUGIN_DIR = Path(__file__).resolve().with_name("plugin")
@@ -78,6 +78,7 @@ class Guard:
     fds: tuple[int, ...] = ()
     results: Path | None = None
     key: bytes = b""
+    impostors: tuple[str, ...] = ()  # files of the tree named as passhat's plugin modules (pytest)
 
     @property
     def exposed(self) -> tuple[Path, ...]:
@@ -106,6 +107,7 @@ def open_guard(command: str, tree: Path, protected: tuple[str, ...], env: dict[s
         return None
     guard = Guard(runner, add_canary(tree, runner, protected), tree.resolve())
     if runner == "pytest":
+        guard.impostors = impostors(guard.tree)
         _open_channel(guard, env)
     return guard
 
@@ -126,6 +128,20 @@ def _compile_plugin() -> None:
         py_compile.compile(str(source), cfile=str(compiled), doraise=True)
     except (OSError, py_compile.PyCompileError):
         pass
+
+
+def impostors(tree: Path) -> tuple[str, ...]:
+    """Paths of the tree named as passhat's plugin modules (`passhat_runner_guard.py`, a `passhat_guard_hooks/`
+    package, ...). pytest puts its `pythonpath` ini folders (often `.`) on sys.path before it imports `-p`
+    plugins: there such a module loads in place of passhat's, and could read the channel's key from the setup
+    pipe. No honest change needs one, so the run is gamed (runner-shadowed). Folders no test path names
+    (.git, node_modules, virtualenvs, caches) are not searched."""
+    found = []
+    for folder, dirs, names in os.walk(tree):  # never enters links
+        dirs[:] = sorted(d for d in dirs if d not in PRUNE)
+        here = Path(folder).relative_to(tree)
+        found += [(here / name).as_posix() for name in (*dirs, *names) if name.split(".")[0] in (PLUGIN, HOOKS)]
+    return tuple(sorted(found))
 
 
 def _open_channel(guard: Guard, env: dict[str, str]) -> None:

@@ -101,6 +101,9 @@ def _status(records: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str, st
 
 
 def _pytest(guard: Guard, command: str, code: int | None, report: Report | None, by_exit_status: bool) -> Integrity:
+    if guard.impostors:
+        why = "a module named as passhat's pytest plugin: on the tests' path it loads in place of passhat's"
+        return Integrity(tuple((f"runner-shadowed at {path}", why) for path in guard.impostors[:5]), code=code)
     records, forged = read_channel(guard)
     kinds = {str(record["kind"]): record for record in records}
     canary_ids = dict(kinds.get("canaries", {}).get("ids", {}))
