@@ -192,6 +192,20 @@ def test_a_module_named_as_passhats_plugin_in_the_tree_is_gaming(trial, monkeypa
     assert result["metadata"]["gamed"] == [f"runner-shadowed at {name.rstrip('/')}"]
 
 
+def test_passhats_plugin_imports_nothing_a_module_of_the_tree_could_stand_in_for(trial):
+    """When pytest imports the plugin, the tests' `pythonpath` (here `.`) is already first on sys.path, and a
+    module pytest had not imported yet came from the tree: the plugin's `import hmac` loaded the agent's
+    `hmac.py`, which then saw the channel's key. The plugin computes its MAC from hashlib (imported already)."""
+
+    def plant(work: Path) -> None:
+        fix_add(work)
+        (work / "hmac.py").write_text("raise SystemExit('the tree\\'s hmac.py was imported')\n")
+
+    result = run(EXIT_CODE, trial(plant))
+    assert result["pass"] is True, result["reason"]
+    assert "Canaries: ok." in result["reason"]
+
+
 def test_a_record_written_to_passhats_channel_by_the_code_under_test_is_caught(trial):
     forge = """
     import os as _os

@@ -15,7 +15,6 @@ it runs in the grader's sandbox, in the process of the code under test.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import os
 import sys
@@ -33,7 +32,16 @@ from _pytest.runner import CallInfo
 
 CANARY_MARK = "# passhat canary"
 # bound now, before any test module: a later patch of os.write or json.dumps changes nothing here
-_write, _close, _digest, _dumps = os.write, os.close, hmac.new, json.dumps
+_write, _close, _sha256, _dumps = os.write, os.close, hashlib.sha256, json.dumps
+
+
+def _mac(key: bytes, body: bytes) -> bytes:
+    """HMAC-SHA256 (RFC 2104) from hashlib alone. This module imports nothing that pytest has not imported
+    already: when pytest 9 imports a `-p` plugin, its `pythonpath` ini folders (often the work tree) are first on
+    sys.path, and the stdlib's `hmac`, not imported yet, would come from an `hmac.py` there and see the key."""
+    block = key.ljust(64, b"\0")  # the key is 32 bytes, within SHA-256's 64-byte block
+    inner = _sha256(bytes(b ^ 0x36 for b in block) + body).digest()
+    return _sha256(bytes(b ^ 0x5C for b in block) + inner).hexdigest().encode()
 
 
 def _own(owner: Any, name: str) -> object:
@@ -84,7 +92,7 @@ class _Channel:
 
     def _write_record(self, kind: str, **fields: object) -> None:
         body = _dumps({"seq": self.seq, "kind": kind, **fields}, sort_keys=True).encode()
-        mac = _digest(self.key, body, hashlib.sha256).hexdigest().encode()
+        mac = _mac(self.key, body)
         self.seq += 1
         line = body + b"\t" + mac + b"\n"
         while line:
