@@ -23,6 +23,7 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeAlias, cast
@@ -110,6 +111,8 @@ class _Handler(BaseHTTPRequestHandler):
         return body
 
     def do_POST(self) -> None:
+        if self.server.front is not None and self.server.front(self):  # --replay / --open (_replay.py, _open.py)
+            return
         where = parse_route(self.path)
         refusal = self.server.refusal(where)
         if refusal is not None or where is None:
@@ -226,6 +229,7 @@ class FakeModelServer(ThreadingHTTPServer):
     daemon_threads = True  # tracked in _open all the same, so stop() can wait for them (a bounded while)
     block_on_close = False
     request_queue_size = 128  # listen backlog: many trials connect at once (socketserver's default is 5)
+    front: Callable[[_Handler], bool] | None = None  # answers a POST before the routes when it returns True
 
     def __init__(self, host: str, port: int, tasks_dir: Path, script: Script, secret: str | None = None) -> None:
         if host not in _LOOPBACK:
