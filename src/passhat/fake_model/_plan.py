@@ -125,6 +125,16 @@ class Script:
     hack: float = 0.0  # probability of a trial that games the tests instead (`+hack:Q`, see _hacks.py)
     hack_seed: int = 0
     spec: str = ""  # judge: the whole judge script spec, e.g. judge:0.8 (see _judge.py); hack: its kind
+    # the real API's ways (see _shape.py): `+encoding:CODING`, `+chunks:MODE`, `+thinking`, `+ping`, `+cache`,
+    # `+web-search`, `+stream-error:N`, `+overloaded:N`
+    encoding: str = ""  # the coding every reply is sent in; "" as the request's accept-encoding asks
+    chunks: str = "whole"  # where the reply's bytes are cut on the wire (_wire.split)
+    thinking: bool = False
+    ping: bool = False
+    cache: bool = False
+    web_search: bool = False
+    stream_errors: int = 0  # the first N agent replies of a trial end in an overloaded_error event
+    overloads: int = 0  # the first N agent requests of a trial get 529 overloaded_error with retry-after
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,14 @@ Modifiers (any of, in any order): `SCRIPT+outage:Q[:SEED]` turns a trial into a 
 `SCRIPT+hack:Q[:SEED]` makes a trial game the tests when hack_draw(task, trial, SEED) < Q, with one of the hacks
 above that applies to the task, picked by hack_draw(task, trial, SEED + 1) (a task none applies to, e.g. a Node
 task, plays SCRIPT): `flaky:0.7+hack:0.1` is the demo's agent, which cheats now and then.
+
+The real API's ways, as modifiers too (see _shape.py): `SCRIPT+encoding:CODING` (gzip, deflate, br, zstd,
+identity: every reply in that coding; without it replies are compressed as the request accepts),
+`SCRIPT+chunks:MODE` (byte, utf8, data: the bytes cut on the wire), `SCRIPT+thinking` (thinking and
+redacted_thinking blocks), `SCRIPT+ping`, `SCRIPT+cache` (prompt-cache usage, only in the final message_delta),
+`SCRIPT+web-search` (server tool use), `SCRIPT+stream-error:N` (an overloaded_error event mid-stream in the first
+N agent replies), `SCRIPT+overloaded:N` (529 with retry-after for the first N agent requests) and `SCRIPT+real`
+(all of them).
 """
 
 from __future__ import annotations
@@ -57,6 +65,8 @@ from passhat._errors import PasshatError
 from passhat.fake_model._hacks import HACKS
 from passhat.fake_model._judge import parse_judge_script
 from passhat.fake_model._plan import Reply, Script, ToolCall
+from passhat.fake_model._shape import NAMES as SHAPES
+from passhat.fake_model._shape import shaped
 
 NOOP_TEXT = "I looked at the request and decided not to change any files."
 _CWD = re.compile(r"Primary working directory: (.+)")
@@ -65,7 +75,9 @@ _RUN = re.compile(r"^RUN: (.+)$", re.MULTILINE)
 _USAGE = (
     "expected oracle, noop, flaky:P[:SEED] (0 <= P <= 1), commands, hack:KIND (KIND one of "
     f"{', '.join(HACKS)}), error:STATUS (4xx/5xx), rate-limit:N, cut:N, hang or slow:SECONDS, optionally followed "
-    "by +outage:Q[:SEED] and/or +hack:Q[:SEED] (e.g. flaky:0.7+outage:0.1, flaky:0.7+hack:0.1)"
+    "by +outage:Q[:SEED] and/or +hack:Q[:SEED] (e.g. flaky:0.7+outage:0.1, flaky:0.7+hack:0.1) and the real API's "
+    "ways: +encoding:CODING, +chunks:byte|utf8|data, +thinking, +ping, +cache, +web-search, +stream-error:N, "
+    "+overloaded:N, +real"
 )
 
 
@@ -98,9 +110,12 @@ def _parse_one(spec: str) -> Script | None:
 
 
 def _modified(script: Script, modifier: str) -> Script | None:
-    """`script` with one `+outage:Q[:SEED]` or `+hack:Q[:SEED]` applied; None when it is malformed."""
+    """`script` with one modifier (`+outage:Q[:SEED]`, `+hack:Q[:SEED]`, the real API's) applied; None when it is
+    malformed."""
     name, _, rest = modifier.partition(":")
     args = rest.split(":") if rest else []
+    if name in SHAPES:
+        return shaped(script, name, args)
     if name not in ("outage", "hack") or len(args) not in (1, 2) or name == script.name == "hack":
         return None
     q = _number(args[0], float, 0.0, 1.0)

@@ -40,23 +40,20 @@ from passhat.fake_model._scripts import (
     parse_script,
     prompt_commands,
 )
-from passhat.fake_model._sse import cut_frames, event_stream, frame, sse_events
+from passhat.fake_model._shape import Books, as_message, extra_blocks
+from passhat.fake_model._sse import broken_events, cut_frames, event_frame, frame, sse_events
+from passhat.fake_model._wire import choose_encoding, chunked, encode
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
+COMPRESS_BY_DEFAULT = False  # TEMPORARY (issue 34): on once the model proxy decodes what it meters
+_PIECE_S = 0.0005  # the pause after each piece of a reply cut on the wire (+chunks), so each arrives alone
 _POLL_S = 0.1  # how often a waiting `hang` / `slow` request checks for a reason to give up
 _MAX_BODY = 64 * 2**20  # bytes; a Claude Code request with a long transcript is a few MB
 _STOP_S = 3.0  # stop() waits this long for handler threads (they are daemons: none outlives the process)
 _ROUTE_HELP = "/passhat/<task_id>/<trial>/<token>[/<script>]/v1/messages, from the URL passhat gave you"
 RouteKey: TypeAlias = "tuple[str, int, str | None]"  # (task_id, trial, script)
-
-
-def _usage(body: dict, reply_blocks: list[dict]) -> dict:
-    return {
-        "input_tokens": max(1, len(json.dumps(body.get("messages", []))) // 4),
-        "output_tokens": max(1, len(json.dumps(reply_blocks)) // 4),
-    }
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -66,12 +63,22 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         pass
 
-    def _send_json(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
+    def _coding(self, script: Script | None = None) -> str:
+        """The reply's content coding: the script's `+encoding:`, else what the request accepts (the API's way)."""
+        accepted = self.headers.get("accept-encoding") if COMPRESS_BY_DEFAULT else None
+        return (script.encoding if script else "") or choose_encoding(accepted)
+
+    def _send_json(
+        self, status: int, payload: dict, headers: dict[str, str] | None = None, script: Script | None = None
+    ) -> None:
+        coding = self._coding(script)
+        data = encode(json.dumps(payload, ensure_ascii=False).encode(), coding)
         self.send_response(status)
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.send_header("content-type", "application/json")
+        if coding != "identity":
+            self.send_header("content-encoding", coding)
         self.send_header("content-length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -130,7 +137,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"finished": True})
             return
         if where.endpoint.endswith("count_tokens"):
-            self._send_json(200, {"input_tokens": _usage(body, [])["input_tokens"]})
+            self._send_json(200, {"input_tokens": max(1, len(json.dumps(body.get("messages", []))) // 4)})
             return
         bedrock = where.endpoint.endswith(("/invoke", "/invoke-with-response-stream"))
         if not (where.endpoint.endswith(("messages", ":rawPredict", ":streamRawPredict")) or bedrock):
@@ -141,25 +148,28 @@ class _Handler(BaseHTTPRequestHandler):
         except PasshatError as error:
             self._error(400, "invalid_request_error", str(error))
             return
-        if body.get("tools") and self._fault(script, key):
+        agent = bool(body.get("tools"))
+        if agent and self._fault(script, key):
             return
         blocks, stop = self.server.answer(body, where.task_id, where.trial, script)
-        message = {
-            "id": f"msg_passhat_{where.task_id}_{where.trial}",
-            "type": "message",
-            "role": "assistant",
-            "model": body.get("model", "passhat-scripted"),
-            "content": blocks,
-            "stop_reason": stop,
-            "stop_sequence": None,
-            "usage": _usage(body, blocks),
-        }
-        if where.endpoint.endswith("/invoke-with-response-stream"):
-            self._stream(event_stream(message), "application/vnd.amazon.eventstream")
+        books = self.server.books
+        nth = books.next_reply(key) if agent else 0
+        blocks = [*extra_blocks(script, nth), *blocks] if agent and script.name != "judge" else blocks
+        usage = books.usage(key, script, body, blocks, agent)
+        message = as_message(f"msg_passhat_{where.task_id}_{where.trial}", body, blocks, stop, usage)
+        if bedrock and where.endpoint.endswith("/invoke-with-response-stream"):
+            frames = [event_frame(data) for _, data in sse_events(message, script.ping)]
+            done = self._stream(frames, script, "application/vnd.amazon.eventstream")
+        elif body.get("stream") and agent and nth < script.stream_errors:  # fails mid-way: nothing completed
+            self._stream([frame(event, data) for event, data in broken_events(message)], script)
+            return
         elif body.get("stream"):
-            self._stream(b"".join(frame(event, data) for event, data in sse_events(message)))
+            done = self._stream([frame(event, data) for event, data in sse_events(message, script.ping)], script)
         else:
-            self._send_json(200, message)
+            self._send_json(200, message, script=script)
+            done = True
+        if done:
+            books.completed(key, message["usage"])
 
     def _fault(self, script: Script, key: RouteKey) -> bool:
         """Play the script's fault for this agent request, if any; True when the request was answered."""
@@ -167,12 +177,15 @@ class _Handler(BaseHTTPRequestHandler):
         nth = self.server.count_request(key)
         error = {"type": "error", "error": {"type": "api_error", "message": "passhat scripted fault"}}
         if in_outage(script, task_id, trial):  # the whole trial is down: no point retrying
-            self._send_json(500, error, {"x-should-retry": "false"})
+            self._send_json(500, error, {"x-should-retry": "false"}, script)
         elif script.name == "error":  # retried by the client up to its max_retries
-            self._send_json(script.status, error)
+            self._send_json(script.status, error, script=script)
+        elif nth < script.overloads:  # `+overloaded:N`: the API is overloaded, come back in a second
+            overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+            self._send_json(529, overloaded, {"retry-after": "1"}, script)
         elif script.name == "rate-limit" and nth < script.count:
             limited = {"type": "error", "error": {"type": "rate_limit_error", "message": "passhat scripted 429"}}
-            self._send_json(429, limited, {"retry-after": "1"})
+            self._send_json(429, limited, {"retry-after": "1"}, script)
         elif script.name == "cut" and nth < script.count:
             self._cut()
         elif script.name == "hang":
@@ -214,15 +227,31 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         self.connection.shutdown(socket.SHUT_RDWR)
 
-    def _stream(self, data: bytes, content_type: str = "text/event-stream") -> None:
+    def _stream(self, frames: list[bytes], script: Script, content_type: str = "text/event-stream") -> bool:
+        """Send the events in chunked transfer coding, compressed as _coding says with a sync flush per piece,
+        each event cut as the script's `+chunks:` says; False when the client went away before the end."""
+        coding = self._coding(script)
         self.send_response(200)
         self.send_header("content-type", content_type)
         self.send_header("cache-control", "no-cache")
+        if coding != "identity":
+            self.send_header("content-encoding", coding)
+        self.send_header("transfer-encoding", "chunked")
         self.send_header("connection", "close")
         self.end_headers()
         self.close_connection = True
-        self.wfile.write(data)
-        self.wfile.flush()
+        cut = script.chunks != "whole"
+        if cut:
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            for piece in chunked(frames, coding, script.chunks):
+                self.wfile.write(piece)
+                self.wfile.flush()
+                if cut:
+                    time.sleep(_PIECE_S)
+        except OSError:
+            return False
+        return True
 
 
 class FakeModelServer(ThreadingHTTPServer):
@@ -245,6 +274,7 @@ class FakeModelServer(ThreadingHTTPServer):
         self._serving = threading.Event()
         self._counts: dict[RouteKey, int] = {}  # per live route: what fault scripts count (freed when finished)
         self._seen: dict[RouteKey, int] = {}  # every agent request ever, per route (for tests)
+        self.books = Books()  # per route: agent replies, the cache it wrote, the usage reported (see _shape.py)
         self._finished: set[RouteKey] = set()
         self._lock = threading.Lock()
         self._open: dict[Any, threading.Thread] = {}  # client connection → the thread serving it
@@ -289,6 +319,10 @@ class FakeModelServer(ThreadingHTTPServer):
         """Every agent request the route ever got."""
         with self._lock:
             return self._seen.get(key, 0)
+
+    def reported(self, key: RouteKey) -> dict[str, int]:
+        """The ledger: every usage field summed over the replies the route completed (see _shape.Books)."""
+        return self.books.reported(key)
 
     def serve_forever(self, poll_interval: float = 0.5) -> None:
         self._serving.set()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import zlib
+from collections.abc import Iterable, Iterator
 from typing import Protocol
 
 import brotli
@@ -191,3 +192,18 @@ def split(data: bytes, mode: str) -> list[bytes]:
     points = {"whole": [], "utf8": _cuts_utf8(data), "data": _cuts_data(data)}[mode]
     bounds = [0, *sorted(set(points)), len(data)]
     return [data[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+
+
+def chunked(events: Iterable[bytes], encoding: str, mode: str = "whole") -> Iterator[bytes]:
+    """A streamed body as a server writes it, in HTTP/1.1 chunked transfer coding: each event compressed with a
+    sync flush (StreamEncoder), cut as `mode` says (split: "utf8" and "data" cut the event before it is
+    compressed, so the cut survives decoding; "byte" sends the compressed bytes one at a time), each piece one
+    chunk; the last item ends the body. Write and flush each item as it comes."""
+    encoder = StreamEncoder(encoding)
+    for event in events:
+        for piece in [event] if mode == "byte" else split(event, mode):
+            sent = encoder.piece(piece)
+            for part in split(sent, "byte") if mode == "byte" else [sent] if sent else []:
+                yield b"%x\r\n%s\r\n" % (len(part), part)
+    end = encoder.end()
+    yield (b"%x\r\n%s\r\n" % (len(end), end) if end else b"") + b"0\r\n\r\n"
