@@ -41,6 +41,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "give it to the harness as PASSHAT_FAKE_MODEL_URL",
     )
     parser.add_argument(
+        "--replay",
+        default=None,
+        metavar="DIR",
+        help="serve the recorded API replies of DIR/manifest.json instead of scripts: POST /<name>[/<chunking>]/v1/messages "
+        "(tests/data/api_recordings)",
+    )
+    parser.add_argument(
+        "--open",
+        action="store_true",
+        help="also answer the API's own POST /v1/messages (any x-api-key; 401 without), the task found by its prompt: "
+        "a real-API-mode rehearsal (PASSHAT_REAL_CLAUDE=1, ANTHROPIC_BASE_URL at this server, a dummy key)",
+    )
+    parser.add_argument(
         "--secret-file",
         default=None,
         help="the routes' secret (hex, 32+ digits) from this file (or $PASSHAT_FAKE_MODEL_SECRET); default random",
@@ -58,4 +71,6 @@ def run(args: argparse.Namespace) -> int:
         port_file=args.port_file,
         url_file=args.url_file,
         secret_file=args.secret_file,
+        replay=args.replay,
+        open_route=args.open,
     )

@@ -6,7 +6,9 @@ URL's userinfo (`http://passhat:<secret>@127.0.0.1:PORT`, `--url-file`), a trial
 
 May import: passhat._errors, passhat._fake_route (routes and tokens), passhat.tasks (the oracle reads a task's
 solution). Only the CLI and tests start it.
-Exports: FakeModelServer, serve, start_in_thread, route, parse_script and the seeded draws.
+Exports: FakeModelServer, serve, start_in_thread, route, parse_script and the seeded draws; the fronts of
+`--replay DIR` (Replay, load_recordings, Recording: recorded replies, _replay.py) and `--open` (OpenRoute: the
+API's own /v1/messages path, _open.py).
 """
 
 from __future__ import annotations
@@ -20,10 +22,24 @@ from pathlib import Path
 from passhat._errors import PasshatError
 from passhat._fake_route import SECRET_ENV, check_secret, redact
 from passhat._fake_route import parse_route as route
+from passhat.fake_model._open import OpenRoute
+from passhat.fake_model._replay import Recording, Replay, load_recordings
 from passhat.fake_model._scripts import acts_as_oracle, flaky_draw, parse_script
 from passhat.fake_model._server import FakeModelServer, start_in_thread
 
-__all__ = ["FakeModelServer", "acts_as_oracle", "flaky_draw", "parse_script", "route", "serve", "start_in_thread"]
+__all__ = [
+    "FakeModelServer",
+    "OpenRoute",
+    "Recording",
+    "Replay",
+    "acts_as_oracle",
+    "flaky_draw",
+    "load_recordings",
+    "parse_script",
+    "route",
+    "serve",
+    "start_in_thread",
+]
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -70,28 +86,40 @@ def serve(
     port_file: str | None,
     url_file: str | None = None,
     secret_file: str | None = None,
+    replay: str | None = None,
+    open_route: bool = False,
 ) -> int:
+    """Serve until SIGTERM / Ctrl+C. `replay`: a folder of recorded replies (_replay.py) served instead of scripts;
+    `open_route`: also answer the API's own `/v1/messages` (_open.py)."""
     tasks = Path(tasks_dir)
-    if not tasks.is_dir():
+    if replay is None and not tasks.is_dir():
         msg = f"--tasks {tasks_dir!r}: no such folder; point it at the folder holding tasks/<id>/task.yaml"
         raise PasshatError(msg)
+    recordings = load_recordings(replay) if replay is not None else None
+    front = OpenRoute.from_tasks(tasks) if open_route else None
     secret = _secret(secret_file)
     try:
         server = FakeModelServer(host, port, tasks.resolve(), parse_script(script), secret)
     except OSError as error:
         msg = f"--port {port}: cannot listen on {host}:{port} ({error.strerror}); pick another port or 0"
         raise PasshatError(msg) from None
+    server.front = Replay(recordings) if recordings is not None else front
     signal.signal(signal.SIGTERM, _stop)
     if url_file:  # first: a reader that waits for the port file finds the URL too
         _write_atomically(Path(url_file), f"{server.url}\n")
     if port_file:
         _write_atomically(Path(port_file), f"{server.server_address[1]}\n")
     where = f"in {url_file}" if url_file else "not written: pass --url-file FILE and give it to the harness"
-    lines = (  # short lines: a long tasks path gets a line of its own
+    lines = [  # short lines: a long tasks path gets a line of its own
         f"passhat fake-model: {redact(server.url)}, script {script}",
         f"  the URL with its secret: {where}",
         f"  tasks: {tasks}",
-    )
+    ]
+    if recordings is not None:
+        lines[1:] = [f"  replaying {len(recordings)} recordings of {replay}: POST {server.origin}/<name>/v1/messages"]
+    if front is not None:
+        lines.append(f"  open: POST {server.origin}/v1/messages with any x-api-key (ANTHROPIC_BASE_URL={server.origin})")
+        lines += [f"  tasks {', '.join(ids)} share a prompt: its requests play {ids[0]}" for ids in front.shared]
     print("\n".join(lines), file=sys.stderr, flush=True)
     try:
         server.serve_forever()
