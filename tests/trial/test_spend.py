@@ -20,7 +20,7 @@ from passhat.trial._config import parse_config
 from passhat.trial._isolation import confinement
 from passhat.trial._limits import Limits
 from passhat.trial._provider import call_api
-from passhat.trial.spend import Price, Spend, cost_usd, price
+from passhat.trial.spend import PRICES, USAGE_FIELDS, Price, Reading, Spend, billed_tokens, cost_usd, price, read_usage
 
 needs_bwrap = pytest.mark.skipif(
     confinement("auto").bwrap is None, reason="bwrap cannot build a sandbox here: apt-get install bubblewrap"
@@ -44,6 +44,50 @@ def test_list_prices_and_cost():
     assert cost_usd(MODEL, usage) == pytest.approx(0.051)
     # opus 5.5, cache reads at 0.05x: (1000·4 + 4000·4·1.25 + 10000·4·0.05 + 2000·20) / 1e6 = 0.066
     assert cost_usd("claude-opus-5-5", usage) == pytest.approx(0.066)
+
+
+def test_the_price_list_has_the_price_pages_cache_and_tool_rates():
+    """The rates Anthropic's "Pricing" page shows per model (see the PRICES comment for what was read, and when)."""
+    fable = price("claude-fable-5-1")  # $10 input: 5m writes $12.50, 1h writes $20, hits $0.25 per MTok
+    assert (fable.cache_write_5m_usd, fable.cache_write_1h_usd, fable.cache_read_usd) == (12.5, 20.0, 0.25)
+    opus = price("claude-opus-5")  # $5 input: $6.25, $10, $0.50
+    assert (opus.cache_write_5m_usd, opus.cache_write_1h_usd, opus.cache_read_usd) == (6.25, 10.0, 0.5)
+    assert all(p.web_search == 0.01 for _, p in PRICES)  # $10 per 1,000 searches
+
+
+def test_a_one_hour_cache_write_costs_twice_the_input_and_a_five_minute_one_1_25x():
+    # sonnet 4.5, $3/M: 1000 written for 5 minutes, 2000 for an hour (the API nests the breakdown)
+    nested = {"cache_creation_input_tokens": 3000,
+              "cache_creation": {"ephemeral_5m_input_tokens": 1000, "ephemeral_1h_input_tokens": 2000}}  # fmt: skip
+    assert cost_usd(MODEL, nested) == pytest.approx((1000 * 3 * 1.25 + 2000 * 3 * 2) / 1e6)  # 3750 + 12000
+    # before, all 3000 at 1.25x: 11250 / 1e6, the hour's writes under-charged by 37.5%
+    assert cost_usd(MODEL, {"cache_creation_input_tokens": 3000}) == pytest.approx(3000 * 3 * 1.25 / 1e6)
+    # a breakdown that covers part of the writes: the rest at the 5-minute rate (1000 + 500 at 1.25x, 1500 at 2x)
+    part = {"cache_creation_input_tokens": 3000, "ephemeral_1h_input_tokens": 1500, "ephemeral_5m_input_tokens": 1000}
+    assert cost_usd(MODEL, part) == pytest.approx((1500 * 3 * 1.25 + 1500 * 3 * 2) / 1e6)
+
+
+def test_web_searches_are_charged_their_fee_and_web_fetches_their_tokens_only():
+    usage = {"input_tokens": 1000, "server_tool_use": {"web_search_requests": 3, "web_fetch_requests": 5}}
+    assert cost_usd(MODEL, usage) == pytest.approx(1000 * 3 / 1e6 + 3 * 0.01)  # $0.003 + 3 searches at $0.01
+
+
+def test_the_token_cap_counts_cache_writes_once_and_the_totals_keep_every_field():
+    spend = Spend(100, 10**9, 100.0, MODEL)
+    spend.charge(MODEL, read_usage({"input_tokens": 10, "output_tokens": 20, "cache_creation_input_tokens": 300,
+                                    "cache_read_input_tokens": 4000, "server_tool_use": {"web_search_requests": 1},
+                                    "cache_creation": {"ephemeral_5m_input_tokens": 100,
+                                                       "ephemeral_1h_input_tokens": 200}}))  # fmt: skip
+    assert spend.tokens == 10 + 20 + 300 + 4000  # the 100 + 200 of the breakdown are the 300, not more
+    assert billed_tokens({"ephemeral_1h_input_tokens": 50}) == 50  # a breakdown without its total still counts
+    totals = spend.totals()
+    assert set(totals) == {"requests", "tokens", "usd", "over", "unmetered", "usage"}
+    assert totals["usage"] == {"input_tokens": 10, "output_tokens": 20, "cache_creation_input_tokens": 300,
+                               "cache_read_input_tokens": 4000, "ephemeral_5m_input_tokens": 100,
+                               "ephemeral_1h_input_tokens": 200, "web_search_requests": 1,
+                               "web_fetch_requests": 0}  # fmt: skip
+    # 10·3 + 100·3.75 + 200·6 + 4000·0.3 + 20·15 = 30 + 375 + 1200 + 1200 + 300 = 3105 per million, + $0.01
+    assert totals["usd"] == pytest.approx(3105 / 1e6 + 0.01)
 
 
 def test_limits_take_the_spend_caps_with_documented_defaults():
@@ -119,23 +163,24 @@ def test_the_request_cap_refuses_the_one_past_it():
 
 
 def test_usage_is_read_from_json_sse_and_bedrock_event_streams():
+    """Through Reading (trial/spend), as the proxy feeds it; every shape in every chunking: tests/trial/
+    test_proxy_events.py."""
     spend = Spend(100, 10**9, 100.0, MODEL)
-    meter = spend.meter("/v1/messages", _body())
-    meter.feed(b'{"usage": {"input_tokens": 120, "output_tokens": 30}}')
-    meter.close()
-    stream = spend.meter("/v1/messages", _body())  # SSE: message_start, then cumulative message_delta counts
-    for chunk in (b'event: message_start\ndata: {"message": {"usage": {"input_tok', b'ens": 200, "output_tokens": 1}}}\n',
-                  b'event: message_delta\ndata: {"usage": {"output_tokens": 50}}\n'):  # fmt: skip
+    json_reply = Reading(200, "application/json", None, spend.meter("/v1/messages", _body()))
+    json_reply.feed(b'{"usage": {"input_tokens": 120, "output_tokens": 30}}')
+    assert json_reply.finish() == "200"
+    stream = Reading(200, "text/event-stream", None, spend.meter("/v1/messages", _body()))
+    for chunk in (b'event: message_start\ndata: {"type": "message_start", "message": {"usage": {"input_tok',
+                  b'ens": 200, "output_tokens": 1}}}\n\n',
+                  b'event: message_delta\ndata: {"type": "message_delta", "usage": {"output_tokens": 50}}\n\n',
+                  b'event: message_stop\ndata: {"type": "message_stop"}\n\n'):  # fmt: skip
         stream.feed(chunk)
-    stream.close()
-    frame = base64.b64encode(b'{"type":"message_delta","usage":{"output_tokens":7}}')
-    bedrock = spend.meter("/v1/messages", _body())
-    bedrock.feed(b'\x00\x00binary-prelude{"bytes":"' + frame + b'"}\x00')
-    bedrock.close()
-    free = spend.meter("/v1/messages/count_tokens", _body())
+    assert stream.finish() == "200"
+    free = Reading(200, "application/json", None, spend.meter("/v1/messages/count_tokens", _body()))
     free.feed(b'{"input_tokens": 999}')  # count_tokens is not billed
-    free.close()
-    assert spend.tokens == (120 + 30) + (200 + 50) + 7
+    free.finish()
+    assert spend.tokens == (120 + 30) + (200 + 50)  # the message_delta's 50 output tokens override the start's 1
+    assert spend.totals()["usage"] == {**dict.fromkeys(USAGE_FIELDS, 0), "input_tokens": 320, "output_tokens": 80}
 
 
 def test_tokens_and_dollars_past_their_caps_end_the_trial():

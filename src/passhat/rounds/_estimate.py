@@ -5,10 +5,13 @@ Claude Code costs about the same whatever the task: the system prompt and tool d
 read again every turn (from the prompt cache after the first), each turn adds its tool results to the context
 (~1,500 tokens), and the model writes ~400 tokens. With the model's list prices, a trial of T turns costs
 
-    (S + (T - 1) G) x input x 1.25          the context written to the cache, once
+    (S + (T - 1) G) x input x w             the context written to the cache, once (w: the 5-minute cache write,
+                                            1.25: the API's default lifetime)
     + sum over turns t of (S + (t - 1) G) x input x r      read back from the cache every turn (r: 0.1, or the
                                                            model's own, e.g. 0.05 for Opus 5.5)
     + T x O x output
+
+(input, output, w and r: the model's entry of passhat's one price list, passhat.trial.spend.PRICES.)
 
 S = 15,000, G = 1,500, O = 400 tokens (--context-tokens, --growth-tokens, --output-tokens). The scripted agent
 takes the reference solution's shortest path, so a real one takes more turns: --turns-factor (default 2) scales
@@ -63,7 +66,7 @@ def price_of(model: str) -> Price:
 def trial_cost(turns: float, price: Price, a: Assumptions) -> float:
     """Dollars for one trial of `turns` turns (fractional turns: the formula's smooth extension)."""
     price_in, price_out = price.input / 1e6, price.output / 1e6
-    written = (a.context_tokens + max(turns - 1, 0) * a.growth_tokens) * price_in * 1.25
+    written = (a.context_tokens + max(turns - 1, 0) * a.growth_tokens) * price_in * price.cache_write_5m
     read = (turns * a.context_tokens + a.growth_tokens * turns * (turns - 1) / 2) * price_in * price.cache_read
     return written + read + turns * a.output_tokens * price_out
 

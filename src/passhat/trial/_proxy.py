@@ -8,6 +8,10 @@ relays 127.0.0.1:PORT to. It
   * answers CONNECT only for hosts the task lists under `network:` (host:port), refuses everything else;
   * records every model request's outcome (HTTP status, or why the upstream could not be reached), which is
     the evidence that decides whether a failed trial was the infrastructure's fault (see `Witness`).
+
+Replies reach the client as the upstream sent them; passhat reads a decoded copy (trial/spend `Reading`) to meter
+the spend and tell how a stream ended, so the upstream is offered only the codings passhat decodes. A reply it
+cannot read fails closed: "unreadable: ...", the spend `unmetered`, the trial ended at once as infra.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from urllib.parse import urlsplit
 
 from passhat._endpoint import REFUSED_IN_A_ROW, Endpoint, Probe, is_auth, is_refusal, label, probe
 from passhat.trial._inside import _pipe  # one relay loop, shared with the in-sandbox forwarder
-from passhat.trial.spend import Spend
+from passhat.trial.spend import FAILED_WORDS, Reading, Spend, accepted
 
 PLACEHOLDER_KEY = "passhat-proxy-holds-the-key"
 DEFAULT_API = "https://api.anthropic.com"
@@ -37,29 +41,24 @@ _CONNECT_TIMEOUT_S = 30.0
 _READ_TIMEOUT_S = 900.0
 
 
-_FAILED = ("5", "429", "unreachable", "cut")
+_FAILED = ("5", "429", "unreachable", "cut", "unreadable", *FAILED_WORDS)
 NO_ANSWER_S = 5.0  # a model request pending this long when the session ended: the API was not answering
 
 
 def _failed(outcome: str | None) -> bool:
-    """The upstream did not answer this request: a 5xx, a 429, no connection, a cut stream, or the credential
-    refused (401/403, as the upstream said it: the proxy's own refusals are not requests, see `refused`)."""
+    """The upstream did not answer this request: a 5xx, a 429, no connection, a stream cut or ended by an error
+    event of an upstream failure (overloaded, api_error, rate limit), a reply passhat could not read, or the
+    credential refused (401/403, as the upstream said it: the proxy's own refusals are not requests)."""
     return bool(outcome) and (str(outcome).startswith(_FAILED) or is_auth(outcome))
-
-
-def _other_model(asked: str, configured: str | None) -> str:
-    return (
-        f"the Claude Code CLI asked for model {asked}, not the provider's `model: {configured}` (the CLI runs its "
-        "default model in place of an id it does not run: retired, or unknown to it); set `model:` to one it runs, "
-        "e.g. claude-opus-5-5 or sonnet, then `promptfoo eval --retry-errors --repeat N` runs these trials again"
-    )
 
 
 @dataclass
 class Witness:
-    """What the proxy saw of the model API during one trial: each request's path and outcome ("200",
-    "529", "unreachable: ...", "cut: ..."), None while it waits for the upstream; and whether it gave up on
-    the upstream (`gave_up`, `ended`): REFUSED_IN_A_ROW refusals in a row (see passhat/_endpoint.py)."""
+    """What the proxy saw of the model API during one trial: each request's path and outcome ("200", "529",
+    "unreachable: ...", and for a 2xx reply how it ended: "overloaded: ...", "upstream error: ...", "cut: ...",
+    "unreadable: ...", see trial/spend/_reading.py), None while it waits for the upstream; and whether it gave up
+    on the upstream (`gave_up`, `ended`): REFUSED_IN_A_ROW refusals in a row (see passhat/_endpoint.py), or a
+    reply it could not read (`unreadable`)."""
 
     requests: list[tuple[float, str, str | None]] = field(default_factory=list)  # (start, path, outcome)
     refused: list[str] = field(default_factory=list)  # CONNECT / paths outside the API, as asked
@@ -100,6 +99,18 @@ class Witness:
         self.gave_up = refusal or (
             f"the model API at {self.upstream} could not be reached {streak} times in a row (last: {outcome}); passhat "
             "ended the trial instead of waiting out the CLI's retries. Bring the endpoint back, then "
+            "`promptfoo eval --retry-errors --repeat N` runs these trials again"
+        )
+        self.ended.set()
+
+    def unreadable(self, index: int, outcome: str) -> None:
+        """Request `index`'s reply could not be read: its spend cannot be metered nor its end told, so the trial
+        ends now as an infrastructure error (fail closed), whatever the caps."""
+        self.finish(index, outcome)
+        self.gave_up = self.gave_up or (
+            f"passhat could not read the model API's reply from {self.upstream} ({outcome}), so it could neither meter "
+            "the trial's spend nor tell how the reply ended, and ended the trial; passhat asks the upstream only for "
+            "gzip, deflate, br, zstd or identity: fix the endpoint (or the gateway before it), then "
             "`promptfoo eval --retry-errors --repeat N` runs these trials again"
         )
         self.ended.set()
@@ -162,7 +173,7 @@ class Witness:
             return f"the model API did not answer its last request in {now - started:.0f} s" + (
                 f" (and failed {len(failures)} time(s) before; last: {failures[-1]})" if failures else ""
             )
-        if last is not None and last.startswith(_FAILED):
+        if last is not None and last.startswith(_FAILED):  # an error status, an error event, a cut, unreadable
             return f"the model API failed {len(failures)} time(s); last: {last}"
         return self.confirmed_auth()
 
@@ -237,11 +248,14 @@ class _Handler(BaseHTTPRequestHandler):
                 # nothing answered yet, so the agent has run nothing: the CLI itself asks for another model (a side
                 # request may, beside its main one: the session goes on, and only one that never got an answer
                 # ends as this config error, see trial._agent)
-                proxy.witness.note_config(_other_model(spend.refused_model, spend.model))
+                proxy.witness.note_config(spend.other_model())
             self._refuse(403, refusal)
             return
         meter = spend.meter(self.path, body) if spend is not None else None
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP | _CREDENTIALS | {"host"}}
+        headers = {
+            k: v for k, v in self.headers.items() if k.lower() not in _HOP | _CREDENTIALS | {"host", "accept-encoding"}
+        }
+        headers["accept-encoding"] = accepted(self.headers.get("accept-encoding"))  # only what passhat decodes
         headers.update(proxy.credential_headers)
         path = proxy.prefix + self.path
         connection = proxy.connection()
@@ -262,32 +276,36 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("connection", "close")
         self.end_headers()
         self.close_connection = True
-        streaming = (response.getheader("content-type") or "").startswith("text/event-stream")
-        tail = b""
+        coding = response.getheader("content-encoding")
         try:
-            while True:
-                try:
-                    chunk = response.read1(65536)
-                except (OSError, http.client.HTTPException) as error:  # the upstream broke off
-                    proxy.witness.finish(seen, f"cut: {type(error).__name__}: {error}")
-                    return
-                if not chunk:
-                    if streaming and response.status == 200 and b"message_stop" not in tail:
-                        proxy.witness.finish(seen, "cut: the event stream ended before message_stop")
-                    return
-                tail = (tail + chunk)[-256:]
-                if meter is not None:
-                    meter.feed(chunk)
-                try:
-                    self.wfile.write(chunk)
-                    self.wfile.flush()
-                except OSError:  # the CLI went away (its own timeout, or it was killed): not the API's fault
-                    proxy.witness.finish(seen, f"{response.status} (the client left mid-reply)")
-                    return
+            self._relay(response, Reading(response.status, response.getheader("content-type"), coding, meter), seen)
         finally:
             connection.close()
-            if meter is not None:
-                meter.close()
+
+    def _relay(self, response: http.client.HTTPResponse, reading: Reading, seen: int) -> None:
+        """The reply's bytes to the client as they come, a copy read on the way; the witness records how it ended.
+        A reply that cannot be read fails closed at once (Witness.unreadable); the client still gets all of it."""
+        witness, broke, left, told = self.server.proxy.witness, None, None, False
+        while left is None:
+            try:
+                chunk = response.read1(65536)
+            except (OSError, http.client.HTTPException) as error:  # the upstream broke off
+                broke = f"{type(error).__name__}: {error}"
+            if broke is not None or not chunk:
+                break
+            reading.feed(chunk)
+            if reading.problem is not None and not told:  # the spend is marked unmetered (Reading)
+                witness.unreadable(seen, f"unreadable: {reading.problem}")
+                told = True
+            try:
+                self.wfile.write(chunk)
+                self.wfile.flush()
+            except OSError:  # the CLI went away (its own timeout, or it was killed): not the API's fault
+                left = f"{response.status} (the client left mid-reply)"
+        ended = reading.finish(broke)
+        if reading.problem is not None and not told:
+            witness.unreadable(seen, ended)
+        witness.finish(seen, left if left is not None and reading.problem is None else ended)
 
     do_GET = do_POST = do_PUT = do_DELETE = _forward  # noqa: N815
 

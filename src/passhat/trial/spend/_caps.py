@@ -2,8 +2,10 @@
 in the sandbox can send requests of its own to the model through it, on the team's key.
 
 Limits (`limits:` keys, see _limits.py): `model_requests` (every request forwarded), `model_tokens` (input, output,
-cache-write and cache-read tokens, as the responses' `usage` reports them) and `model_usd` (those tokens at list
-prices, PRICES). Past a cap the proxy refuses every further request and the trial ends `status: limit`.
+cache-write and cache-read tokens, as the replies' `usage` reports them, read from their events: _events.py) and
+`model_usd` (those tokens and the web-search fees at list prices, PRICES). Past a cap the proxy refuses every
+further request and the trial ends `status: limit`. A reply passhat cannot read cannot be metered: the spend is
+then `unmetered` (every further request refused) and the proxy ends the trial as an infrastructure error.
 
 Requests not shaped like the CLI's are refused whatever the caps: only the CLI's endpoints of the API in use
 (Messages `POST /v1/messages` and its count_tokens; Bedrock's `invoke[-with-response-stream]`; Vertex's
@@ -15,8 +17,6 @@ sub-agents (the cheapest: allowing it cannot raise what a trial spends).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
 import threading
@@ -24,50 +24,16 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import unquote
 
+from passhat.trial.spend._prices import USAGE_FIELDS, billed_tokens, cost_usd
+
 Api = Literal["anthropic", "bedrock", "vertex"]
 
 
-@dataclass(frozen=True)
-class Price:
-    """List prices of a model: USD per million input and output tokens; a cache read costs `cache_read` x input,
-    a (5-minute) cache write 1.25 x input for every model."""
-
-    input: float
-    output: float
-    cache_read: float = 0.1
-
-
-# The one price list of passhat (the spend caps here, `passhat estimate` in rounds): first key found in a model id
-# wins (`claude-opus-5-5`, `us.anthropic.claude-haiku-4-5-20251001-v1:0`, `claude-opus-4-5@20251101`). Anthropic's
-# list prices as of 2026-12 (Sonnet 5.5's cache read cut to $0.10 in 2026-10); input and output of every entry are
-# checked against the bundled Claude Code CLI's own pricing (tests/e2e/test_e2e_prices.py); models that CLI does
-# not price or run (Claude 3 Haiku; Opus 4 and 4.1, which it swaps for its default) are left out. A model not
-# listed is charged as the dearest listed: a cap errs early.
-PRICES: tuple[tuple[str, Price], ...] = (
-    ("fable-5-1", Price(10.0, 50.0, 0.025)),
-    ("mythos-5-1", Price(10.0, 50.0, 0.025)),
-    ("fable-5", Price(10.0, 50.0)),
-    ("mythos-5", Price(10.0, 50.0)),
-    ("opus-5-5", Price(4.0, 20.0, 0.05)),
-    ("opus-5", Price(5.0, 25.0)),
-    ("opus-4", Price(5.0, 25.0)),  # 4.5 and later (the CLI runs its default model for Opus 4 and 4.1 ids)
-    ("sonnet-5-5", Price(2.0, 10.0, 0.05)),
-    ("sonnet-5", Price(2.0, 10.0)),
-    ("sonnet-4", Price(3.0, 15.0)),
-    ("3-7-sonnet", Price(3.0, 15.0)),
-    ("haiku-5-5", Price(0.10, 0.50)),  # prompts up to 100,000 tokens (longer ones cost more)
-    ("haiku-4-5", Price(1.0, 5.0)),
-    ("3-5-haiku", Price(0.8, 4.0)),
-)
-_DEAREST = max((p for _, p in PRICES), key=lambda p: p.output)
 _ALIASES = {  # the CLI's model aliases: a family, not one id
     "sonnet": ("sonnet",), "opus": ("opus",), "haiku": ("haiku",), "opusplan": ("opus", "sonnet"),
     "fable": ("fable",), "mythos": ("mythos",),
 }  # fmt: skip
-_USAGE = re.compile(rb'"(input_tokens|output_tokens|cache_creation_input_tokens|cache_read_input_tokens)":\s*(\d+)')
-_BEDROCK_BYTES = re.compile(rb'"bytes":"([A-Za-z0-9+/=]+)"')  # an event-stream frame's payload, base64 JSON
 _SAFE = re.compile(r"[^\w.:@/ -]")  # what a refusal message shows of what the agent sent
-_CARRY = 16384  # bytes of one chunk kept for the next: a usage field or frame split across chunks is still read
 _PATHS: dict[Api, re.Pattern[str]] = {
     "anthropic": re.compile(r"/v1/messages(/count_tokens)?"),
     "bedrock": re.compile(r"/model/(?P<model>[^/]+)/(invoke|invoke-with-response-stream|count-tokens)"),
@@ -75,28 +41,6 @@ _PATHS: dict[Api, re.Pattern[str]] = {
         r"/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/(?P<model>[^/:]+):(streamRawPredict|rawPredict)"
     ),
 }  # fmt: skip
-
-
-def listed_price(model: str) -> Price | None:
-    """The list price of `model` (PRICES), None when no entry names it."""
-    return next((p for key, p in PRICES if key in model), None)
-
-
-def price(model: str) -> Price:
-    """The list price of `model`, or the dearest listed (a cap must not err late)."""
-    return listed_price(model) or _DEAREST
-
-
-def cost_usd(model: str, usage: dict[str, int]) -> float:
-    """What `usage` (the Messages API's usage fields) costs at list prices."""
-    p = price(model)
-    weighted = (
-        usage.get("input_tokens", 0) * p.input
-        + usage.get("cache_creation_input_tokens", 0) * p.input * 1.25
-        + usage.get("cache_read_input_tokens", 0) * p.input * p.cache_read
-        + usage.get("output_tokens", 0) * p.output
-    )
-    return weighted / 1_000_000
 
 
 def api_of(env: dict[str, str]) -> Api:
@@ -119,6 +63,8 @@ class Spend:
     tokens: int = 0
     usd: float = 0.0
     breached: str | None = None  # which cap the trial went past (the trial then ends `status: limit`)
+    unmetered: str | None = None  # why a reply could not be metered (the proxy ends the trial: see unreadable)
+    usage: dict[str, int] = field(default_factory=lambda: dict.fromkeys(USAGE_FIELDS, 0))  # summed over replies
     refused_model: str | None = None  # the model the last admit() refused as not the trial's (None: it did not)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -149,6 +95,8 @@ class Spend:
                 self.breached = f"model request limit (model_requests): more than {self.max_requests} requests"
             if self.breached is not None:
                 return f"passhat: the trial's model spend is over its limit: {self.breached}"
+            if self.unmetered is not None:
+                return f"passhat: the trial's model spend cannot be metered: {self.unmetered}"
             self.requests += 1
         return None
 
@@ -158,15 +106,35 @@ class Spend:
         name = _model(_PATHS[self.api].fullmatch(path.split("?", 1)[0]), body)
         return Meter(self if billed else None, name or self.model or "")
 
-    def totals(self) -> dict[str, int | float | str | None]:
-        """What the trial spent, for its record: requests forwarded, tokens, dollars at list prices, the cap hit."""
+    def totals(self) -> dict[str, int | float | str | dict[str, int] | None]:
+        """What the trial spent, for its record: requests forwarded, tokens (as `model_tokens` counts them),
+        dollars at list prices, the cap hit (`over`), why a reply could not be metered (`unmetered`), and `usage`:
+        every field of USAGE_FIELDS (zeros included) summed over the trial's replies."""
         with self.lock:
-            return {"requests": self.requests, "tokens": self.tokens, "usd": round(self.usd, 6), "over": self.breached}
+            return {"requests": self.requests, "tokens": self.tokens, "usd": round(self.usd, 6), "over": self.breached,
+                    "unmetered": self.unmetered, "usage": dict(self.usage)}  # fmt: skip
+
+    def other_model(self) -> str:
+        """The reason of a trial whose CLI only asked for a model admit() refused (the last one refused)."""
+        return (
+            f"the Claude Code CLI asked for model {self.refused_model}, not the provider's `model: {self.model}` (the "
+            "CLI runs its default model in place of an id it does not run: retired, or unknown to it); set `model:` "
+            "to one it runs, e.g. claude-opus-5-5 or sonnet, then `promptfoo eval --retry-errors --repeat N` runs "
+            "these trials again"
+        )
+
+    def unreadable(self, why: str) -> None:
+        """A reply could not be read (the first reason is kept): no further request is admitted."""
+        with self.lock:
+            self.unmetered = self.unmetered or why
 
     def charge(self, model: str, usage: dict[str, int]) -> None:
-        """Add one response's usage; past a cap, the trial is over its limit."""
+        """Add one message's usage (USAGE_FIELDS, as read_usage reads them); past a cap, the trial is over its
+        limit."""
         with self.lock:
-            self.tokens += sum(usage.values())
+            for name in USAGE_FIELDS:
+                self.usage[name] += usage.get(name, 0)
+            self.tokens += billed_tokens(usage)
             self.usd += cost_usd(model, usage)
             if self.breached is None and self.tokens > self.max_tokens:
                 self.breached = f"model token limit (model_tokens): {self.tokens} tokens, over {self.max_tokens}"
@@ -190,31 +158,22 @@ def _body_model(body: bytes) -> str | None:
 
 
 class Meter:
-    """Reads the `usage` of one response as it passes (JSON, SSE events, Bedrock's event-stream frames): each
-    field's largest value (a stream's counts are cumulative), charged once when the response ends."""
+    """What one reply is charged: the usage of each of its messages (`add`, as Reading finds them), charged to the
+    trial's Spend once, message by message, when the reply ended (`close`); nothing for a reply not billed."""
 
     def __init__(self, spend: Spend | None, model: str) -> None:
         self.spend, self.model = spend, model
-        self.usage: dict[str, int] = {}
-        self._carry = b""
+        self.messages: list[dict[str, int]] = []
 
-    def feed(self, chunk: bytes) -> None:
-        if self.spend is None:
-            return
-        data = self._carry + chunk
-        payloads = [data]
-        for encoded in _BEDROCK_BYTES.findall(data):
-            try:
-                payloads.append(base64.b64decode(encoded, validate=True))
-            except (binascii.Error, ValueError):
-                continue
-        for payload in payloads:
-            for key, value in _USAGE.findall(payload):
-                name = key.decode()
-                self.usage[name] = max(self.usage.get(name, 0), int(value))
-        self._carry = data[-_CARRY:]
+    @property
+    def billed(self) -> bool:
+        return self.spend is not None
+
+    def add(self, usage: dict[str, int]) -> None:
+        self.messages.append(usage)
 
     def close(self) -> None:
         spend, self.spend = self.spend, None
-        if spend is not None and self.usage:
-            spend.charge(self.model, self.usage)
+        for usage in self.messages:
+            if spend is not None:
+                spend.charge(self.model, usage)
