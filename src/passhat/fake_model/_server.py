@@ -47,7 +47,6 @@ from passhat.fake_model._wire import choose_encoding, chunked, encode
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-COMPRESS_BY_DEFAULT = False  # TEMPORARY (issue 34): on once the model proxy decodes what it meters
 _PIECE_S = 0.0005  # the pause after each piece of a reply cut on the wire (+chunks), so each arrives alone
 _POLL_S = 0.1  # how often a waiting `hang` / `slow` request checks for a reason to give up
 _MAX_BODY = 64 * 2**20  # bytes; a Claude Code request with a long transcript is a few MB
@@ -65,8 +64,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _coding(self, script: Script | None = None) -> str:
         """The reply's content coding: the script's `+encoding:`, else what the request accepts (the API's way)."""
-        accepted = self.headers.get("accept-encoding") if COMPRESS_BY_DEFAULT else None
-        return (script.encoding if script else "") or choose_encoding(accepted)
+        return (script.encoding if script else "") or choose_encoding(self.headers.get("accept-encoding"))
 
     def _send_json(
         self, status: int, payload: dict, headers: dict[str, str] | None = None, script: Script | None = None
@@ -160,7 +158,7 @@ class _Handler(BaseHTTPRequestHandler):
         if bedrock and where.endpoint.endswith("/invoke-with-response-stream"):
             frames = [event_frame(data) for _, data in sse_events(message, script.ping)]
             done = self._stream(frames, script, "application/vnd.amazon.eventstream")
-        elif body.get("stream") and agent and nth < script.stream_errors:  # fails mid-way: nothing completed
+        elif body.get("stream") and agent and books.take_break(key, script.stream_errors):  # nothing completed
             self._stream([frame(event, data) for event, data in broken_events(message)], script)
             return
         elif body.get("stream"):

@@ -45,6 +45,7 @@ FIELDS = (
     "ephemeral_5m_input_tokens",
     "ephemeral_1h_input_tokens",
     "web_search_requests",
+    "web_fetch_requests",
 )
 
 
@@ -115,13 +116,15 @@ def _tokens(value: object) -> int:
 
 
 class Books:
-    """Per route: how many agent replies it got, what its first reply wrote to the cache, and the ledger of the
+    """Per route: how many agent replies it got, how many streams were broken, what its first reply wrote to the
+    cache, and the ledger of the
     usage of every reply the server completed (each field summed; nested counts by their own name)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._replies: dict[object, int] = {}
         self._cached: dict[object, int] = {}
+        self._broken: dict[object, int] = {}
         self._ledger: dict[object, dict[str, int]] = {}
 
     def next_reply(self, key: object) -> int:
@@ -130,6 +133,13 @@ class Books:
             seen = self._replies.get(key, 0)
             self._replies[key] = seen + 1
             return seen
+
+    def take_break(self, key: object, limit: int) -> bool:
+        """True for the route's first `limit` calls (the streams `+stream-error:N` breaks), then False."""
+        with self._lock:
+            broken = self._broken.get(key, 0)
+            self._broken[key] = broken + (broken < limit)
+            return broken < limit
 
     def usage(self, key: object, script: Script, body: dict, blocks: list[dict], agent: bool) -> dict:
         """The usage of a reply: input from the request's messages, output from the reply's blocks; with

@@ -202,8 +202,11 @@ def chunked(events: Iterable[bytes], encoding: str, mode: str = "whole") -> Iter
     encoder = StreamEncoder(encoding)
     for event in events:
         for piece in [event] if mode == "byte" else split(event, mode):
-            sent = encoder.piece(piece)
-            for part in split(sent, "byte") if mode == "byte" else [sent] if sent else []:
-                yield b"%x\r\n%s\r\n" % (len(part), part)
-    end = encoder.end()
-    yield (b"%x\r\n%s\r\n" % (len(end), end) if end else b"") + b"0\r\n\r\n"
+            yield from _chunks(encoder.piece(piece), mode)
+    yield from _chunks(encoder.end(), mode)
+    yield b"0\r\n\r\n"
+
+
+def _chunks(sent: bytes, mode: str) -> Iterator[bytes]:
+    for part in split(sent, "byte") if mode == "byte" else [sent] if sent else []:
+        yield b"%x\r\n%s\r\n" % (len(part), part)
