@@ -29,7 +29,9 @@ CLI_ACCEPTS = "gzip, deflate, br, zstd"  # the bundled CLI's accept-encoding
 
 
 def sse(*events: tuple[str, dict], newline: str = "\n") -> bytes:
-    return "".join(f"event: {name}{newline}data: {json.dumps(data)}{newline}{newline}" for name, data in events).encode()
+    return "".join(
+        f"event: {name}{newline}data: {json.dumps(data)}{newline}{newline}" for name, data in events
+    ).encode()
 
 
 START_USAGE = {"input_tokens": 25, "output_tokens": 1, "cache_creation_input_tokens": 3000,
@@ -88,7 +90,8 @@ class Upstream:
 
 
 @contextmanager
-def proxied(tmp_path: Path, upstream: Upstream, spend: Spend | None = None) -> Iterator[ModelProxy]:
+def proxied(tmp_path: Path, upstream: Upstream, spend: Spend | None = None, paths: tuple[str, ...] = ("/v1/",)
+            ) -> Iterator[ModelProxy]:  # fmt: skip
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -112,10 +115,11 @@ def proxied(tmp_path: Path, upstream: Upstream, spend: Spend | None = None) -> I
             return
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     folder = tmp_path / "proxy"
-    folder.mkdir()
-    proxy = ModelProxy(folder / "m.sock", f"http://127.0.0.1:{server.server_address[1]}", {"x-api-key": "REAL"})
+    folder.mkdir(parents=True)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    proxy = ModelProxy(folder / "m.sock", url, {"x-api-key": "REAL"}, paths=paths)
     proxy.spend = spend
     proxy.start()
     try:
@@ -126,10 +130,10 @@ def proxied(tmp_path: Path, upstream: Upstream, spend: Spend | None = None) -> I
         server.server_close()
 
 
-def ask(proxy: ModelProxy, accept: str | None = CLI_ACCEPTS, model: str = MODEL) -> tuple[bytes, bytes]:
+def ask(proxy: ModelProxy, accept: str | None = CLI_ACCEPTS, path: str = "/v1/messages") -> tuple[bytes, bytes]:
     """One request as the CLI sends it; the reply's head and body, as the client got them."""
-    body = json.dumps({"model": model, "max_tokens": 5, "stream": True, "messages": []}).encode()
-    head = f"POST /v1/messages HTTP/1.1\r\nHost: x\r\ncontent-length: {len(body)}\r\n"
+    body = json.dumps({"model": MODEL, "max_tokens": 5, "stream": True, "messages": []}).encode()
+    head = f"POST {path} HTTP/1.1\r\nHost: x\r\ncontent-length: {len(body)}\r\n"
     head += f"accept-encoding: {accept}\r\n" if accept is not None else ""
     client = socket.socket(socket.AF_UNIX)
     client.connect(str(proxy.socket_path))
@@ -173,3 +177,123 @@ def test_a_compressed_event_stream_is_charged_and_recorded_as_answered(tmp_path,
     # $3/M input: 25·3 + 1000·3·1.25 (5-minute writes) + 2000·3·2 (1-hour writes) + 40000·3·0.1 (reads) + 150·15
     # = 75 + 3750 + 12000 + 12000 + 2250 = 30075 (per million)
     assert spend.usd == pytest.approx(30075 / 1e6)
+
+
+def serve(body: bytes, coding: str = "identity", content_type: str = "text/event-stream",
+          chunks: Callable[[bytes], list[bytes]] = one_byte_at_a_time) -> Upstream:  # fmt: skip
+    """An upstream that answers every request with `body`, coded as `coding`, written in `chunks`."""
+    wire = compress(body, coding)
+    headers = {"content-type": content_type} | ({"content-encoding": coding} if coding != "identity" else {})
+    return Upstream(lambda seen: (200, headers, chunks(wire)))
+
+
+def test_an_event_stream_cut_inside_a_character_and_a_data_line_is_charged_field_by_field(tmp_path):
+    plain = sse(*message_events({"output_tokens": 150, "server_tool_use": {"web_search_requests": 4}}), newline="\r\n")
+    at, line = plain.find("✓".encode()), plain.find(b"data: {")
+    cuts = sorted({1, at + 1, at + 2, line + 3, plain.find(b"\r\n") + 1})
+    pieces = [plain[a:b] for a, b in zip([0, *cuts], [*cuts, len(plain)], strict=True)]
+    spend = Spend(100, 10**9, 100.0, MODEL)
+    with proxied(tmp_path, serve(plain, chunks=lambda _: pieces), spend) as proxy:
+        _, body = ask(proxy)
+    assert body == plain and outcome(proxy) == "200"
+    assert spend.totals()["usage"] == {"input_tokens": 25, "output_tokens": 150, "cache_creation_input_tokens": 3000,
+                                       "cache_read_input_tokens": 40_000, "ephemeral_5m_input_tokens": 1000,
+                                       "ephemeral_1h_input_tokens": 2000, "web_search_requests": 4,
+                                       "web_fetch_requests": 0}  # fmt: skip
+    assert spend.usd == pytest.approx(30075 / 1e6 + 4 * 0.01)  # the tokens as above, and 4 searches at $10 / 1,000
+
+
+@pytest.mark.parametrize(
+    ("client", "offered"),
+    [
+        pytest.param(CLI_ACCEPTS, CLI_ACCEPTS, id="the-clis"),
+        pytest.param("gzip;q=0, br, compress", "br", id="q0-and-unknown-dropped"),
+        pytest.param(None, "identity", id="none"),
+    ],
+)
+def test_the_upstream_is_offered_what_the_client_accepts_and_passhat_decodes(tmp_path, client, offered):
+    upstream = serve(sse(*message_events()))
+    with proxied(tmp_path, upstream) as proxy:
+        ask(proxy, accept=client)
+    assert upstream.seen[0]["accept-encoding"] == offered
+
+
+@pytest.mark.parametrize("coding", ["gzip", "br"])
+def test_a_json_reply_is_charged_its_usage_and_not_a_tools_input(tmp_path, coding):
+    message = {"type": "message", "role": "assistant", "model": MODEL, "stop_reason": "tool_use",
+               "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": json.loads(TOOL_INPUT)}],
+               "usage": {"input_tokens": 12, "output_tokens": 3}}  # fmt: skip
+    spend = Spend(100, 10**9, 100.0, MODEL)
+    with proxied(tmp_path, serve(json.dumps(message).encode(), coding, "application/json"), spend) as proxy:
+        _, body = ask(proxy)
+    assert gzip.decompress(body) if coding == "gzip" else brotli.decompress(body)  # the client decodes it itself
+    assert outcome(proxy) == "200" and spend.tokens == 12 + 3  # not the tool input's 999999
+
+
+def test_bedrock_frames_are_read_through_the_proxy(tmp_path):
+    from test_proxy_events import chunk_frame
+
+    wire = b"".join(chunk_frame(data) for _, data in message_events())
+    spend = Spend(100, 10**9, 100.0, MODEL, "bedrock")
+    upstream = serve(wire, "gzip", "application/vnd.amazon.eventstream")
+    path = f"/model/us.anthropic.{MODEL}-v1%3A0/invoke-with-response-stream"
+    with proxied(tmp_path, upstream, spend, paths=("/model/",)) as proxy:
+        ask(proxy, path=path)
+    assert outcome(proxy) == "200" and spend.tokens == STREAM_TOKENS
+
+
+@pytest.mark.parametrize("metered", [True, False], ids=["spend", "no-spend"])
+def test_an_overloaded_error_mid_stream_is_recorded_as_overloaded_and_is_infra_evidence(tmp_path, metered):
+    events = [*message_events()[:4], ("error", {"type": "error", "error": {"type": "overloaded_error",
+                                                                          "message": "Overloaded"}})]  # fmt: skip
+    spend = Spend(100, 10**9, 100.0, MODEL) if metered else None
+    with proxied(tmp_path, serve(sse(*events), "gzip"), spend) as proxy:
+        ask(proxy)
+    assert outcome(proxy) == "overloaded: overloaded_error: Overloaded"  # before: "cut: ..."
+    assert proxy.witness.answered == 0 and "failed 1 time(s); last: overloaded" in str(proxy.witness.infra_evidence())
+    if spend is not None:
+        assert spend.tokens == 25 + 1 + 3000 + 40_000  # what message_start reported: the stream said no more
+
+
+def test_without_a_spend_the_witness_still_reads_how_a_compressed_stream_ended(tmp_path):
+    with proxied(tmp_path, serve(sse(*message_events()), "zstd")) as proxy:
+        ask(proxy)
+    with proxied(tmp_path / "cut", serve(sse(*message_events()[:-1]), "zstd")) as cut:
+        ask(cut)
+    assert outcome(proxy) == "200" and proxy.witness.answered == 1
+    assert outcome(cut) == "cut: the event stream ended before message_stop" and cut.witness.answered == 0
+
+
+@pytest.mark.parametrize(
+    ("coding", "wire"),
+    [
+        pytest.param("compress", b"\x1f\x9d\x90not-decodable", id="a-coding-passhat-did-not-offer"),
+        pytest.param("gzip", b"\x1f\x8b\x08\x00" + b"\x00corrupt" * 20, id="corrupt-gzip"),
+    ],
+)
+def test_a_reply_passhat_cannot_read_fails_closed(tmp_path, coding, wire):
+    upstream = Upstream(lambda seen: (200, {"content-type": "text/event-stream", "content-encoding": coding}, [wire]))
+    spend = Spend(100, 10**9, 100.0, MODEL)
+    with proxied(tmp_path, upstream, spend) as proxy:
+        _, body = ask(proxy)
+        refused, _ = ask(proxy)
+    assert body == wire  # the client still gets what the upstream sent
+    assert str(outcome(proxy)).startswith("unreadable: ") and proxy.witness.ended.is_set()
+    assert "could neither meter the trial's spend" in str(proxy.witness.gave_up)  # the trial ends as infra
+    assert spend.unmetered is not None and spend.totals()["unmetered"] == spend.unmetered
+    assert refused.startswith(b"HTTP/1.1 502") and len(upstream.seen) == 1  # nothing more reaches the upstream
+
+
+def test_the_token_and_dollar_caps_fire_on_compressed_replies(tmp_path):
+    tokens = Spend(100, STREAM_TOKENS, 100.0, MODEL)  # at the cap after one reply; past it after two
+    with proxied(tmp_path, serve(sse(*message_events()), "br"), tokens) as proxy:
+        ask(proxy)
+        assert tokens.breached is None
+        ask(proxy)
+        refused, _ = ask(proxy)
+    assert tokens.breached == f"model token limit (model_tokens): {2 * STREAM_TOKENS} tokens, over {STREAM_TOKENS}"
+    assert refused.startswith(b"HTTP/1.1 403")
+    dollars = Spend(100, 10**9, 0.03, MODEL)  # one reply costs $0.030075 (see above)
+    with proxied(tmp_path / "usd", serve(sse(*message_events()), "deflate"), dollars) as proxy:
+        ask(proxy)
+    assert dollars.breached == "model spend limit (model_usd): $0.0301 at list prices, over $0.03"

@@ -71,3 +71,36 @@ def test_one_401_after_answers_is_infra_evidence_only_when_confirmed() -> None:
 def test_a_trial_refused_from_the_start_was_never_answered() -> None:
     why = witness(["403"]).unreachable()
     assert why is not None and "none answered" in why and "refused the credential (HTTP 403)" in why
+
+
+# --- how a reply ended, as the proxy reads its events (trial/spend/_reading.py) ---------------------
+
+
+@pytest.mark.parametrize(
+    ("last", "failed"),
+    [
+        pytest.param("overloaded: overloaded_error: Overloaded", True, id="overloaded-mid-stream"),
+        pytest.param("upstream error: api_error: Internal server error", True, id="api-error-mid-stream"),
+        pytest.param("rate limited: rate_limit_error: slow down", True, id="rate-limited-mid-stream"),
+        pytest.param("cut: the event stream ended before message_stop", True, id="cut"),
+        pytest.param("unreadable: content-encoding 'compress'", True, id="unreadable"),
+        pytest.param("stream error: invalid_request_error: bad", False, id="the-requests-own-error"),
+        pytest.param("200", False, id="answered"),
+    ],
+)
+def test_a_stream_ended_by_an_upstream_failure_is_infra_evidence(last: str, failed: bool) -> None:
+    seen = witness(["200", last])
+    evidence = seen.infra_evidence()
+    assert (evidence is not None) is failed
+    if failed:
+        assert evidence == f"the model API failed 1 time(s); last: {last}"
+    assert (witness([last]).unreachable() is not None) is failed  # the only request: was it answered?
+
+
+def test_a_reply_passhat_cannot_read_ends_the_trial_at_once() -> None:
+    seen = Witness(upstream="http://127.0.0.1:9")
+    seen.unreadable(seen.start("/v1/messages"), "unreadable: content-encoding 'compress'")
+    assert seen.ended.is_set() and seen.requests[0][2] == "unreadable: content-encoding 'compress'"
+    assert str(seen.gave_up).startswith(
+        "passhat could not read the model API's reply from http://127.0.0.1:9 (unreadable: content-encoding"
+    )
