@@ -233,3 +233,14 @@ def test_a_bedrock_exception_frame_ends_the_stream_as_an_error_and_a_bad_crc_is_
     broken = bytearray(wire)
     broken[20] ^= 0xFF
     assert "fails its CRC" in read([bytes(broken)], BEDROCK)[0]
+
+
+def test_a_readers_own_failure_makes_the_reply_unreadable_never_breaks_it(monkeypatch):
+    from passhat.trial.spend import _events
+
+    def broken(self, kind, data):
+        raise RuntimeError("a reader bug")
+
+    monkeypatch.setattr(_events.Messages, "event", broken)
+    outcome, spend = read([sse(*message_events())])
+    assert outcome == "unreadable: RuntimeError: a reader bug" and spend.unmetered == "RuntimeError: a reader bug"

@@ -101,7 +101,8 @@ class Spend:
         return None
 
     def meter(self, path: str, body: bytes) -> Meter:
-        """A reader of this request's response usage; call `close()` when the response ended."""
+        """What this request's reply is charged: Reading (trial/spend/_reading.py) adds its messages' usage and
+        closes it when the reply ended; count_tokens is not billed."""
         billed = "count_tokens" not in path and "count-tokens" not in path  # counting tokens is free
         name = _model(_PATHS[self.api].fullmatch(path.split("?", 1)[0]), body)
         return Meter(self if billed else None, name or self.model or "")

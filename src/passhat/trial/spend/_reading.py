@@ -47,7 +47,7 @@ class Reading:
                 self._fail(str(error))
 
     def _fail(self, problem: str) -> None:
-        """UnreadableError: reading stops, and the trial's spend is marked unmetered (it admits no further request)."""
+        """Unreadable: reading stops, and the trial's spend is marked unmetered (it admits no further request)."""
         self.problem = problem
         if self.meter is not None and self.meter.spend is not None:
             self.meter.spend.unreadable(problem)
@@ -59,6 +59,8 @@ class Reading:
                 self._parser.feed(self._decoder.feed(chunk))
             except UnreadableError as error:
                 self._fail(str(error))
+            except Exception as error:  # no reader's failure may break the client's reply: it is unreadable
+                self._fail(f"{type(error).__name__}: {error}")
 
     def finish(self, broke: str | None = None) -> str:
         """The reply ended (`broke`: why the upstream's connection broke off, if it did): charge its usage and
@@ -68,6 +70,8 @@ class Reading:
                 self._parser.feed(self._decoder.end(), final=broke is None)
             except UnreadableError as error:
                 self._fail(str(error))
+            except Exception as error:
+                self._fail(f"{type(error).__name__}: {error}")
         self.messages.close()
         if self.meter is not None:
             for usage in self.messages.ended:
