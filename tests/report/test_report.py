@@ -266,6 +266,7 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         "source": str(path), "eval_id": "eval-abc-2025-01-01T00:00:00", "date": "2025-01-01T00:00:00.000Z",
         "promptfoo_version": "0.123.1", "description": "passhat test suite", "repeat": None, "repeats_seen": 11,
         "providers": [], "models": [], "scripted_model": False, "rounds": None,
+        "models_answered": [], "claude_code_versions": [], "agent_sdk_versions": [],  # no row records what ran
     }  # fmt: skip
 
 

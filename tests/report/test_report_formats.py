@@ -36,7 +36,8 @@ def test_csv_matches_json(results: Path, capsys: pytest.CaptureFixture[str]) -> 
         "interrupted_repeats",
         "suite_mean_pass_hat_1", "suite_mean_pass_hat_1_low", "suite_mean_pass_hat_1_high", "suite_mean_pass_hat_1_note",
         "suite_mean_pass_hat_3", "suite_mean_pass_hat_3_low", "suite_mean_pass_hat_3_high", "suite_mean_pass_hat_3_note",
-        "source", "eval_id", "date", "promptfoo_version", "repeat",
+        "source", "eval_id", "date", "promptfoo_version", "repeat", "models_answered", "claude_code_versions",
+        "agent_sdk_versions",
         "expect", "cheats", "cheat_rate", "cheat_low", "cheat_high",  # an impossible twin's (report.cheats)
     ]  # fmt: skip
     suites = {p["provider"]: p["mean_pass_hat_k"] for p in data["suite"]["providers"]}

@@ -73,6 +73,8 @@ VERDICT_FROM_READER = ("k", "threshold", "estimate", "estimator", "passes", "n")
 def _reader_part(figures: dict) -> dict:
     figures["verdict"] = {key: figures["verdict"][key] for key in ("k", "threshold")}
     figures["provenance"].pop("rounds", None)  # added since: the rounds of `passhat eval --until-decided`
+    for added in ("models_answered", "claude_code_versions", "agent_sdk_versions"):  # added since: what ran
+        figures["provenance"].pop(added, None)
     for task in figures.get("tasks", []):
         task["verdict"] = {key: task["verdict"][key] for key in VERDICT_FROM_READER}
     return figures

@@ -176,3 +176,67 @@ def test_call_api_returns_an_error_for_bad_config_not_a_traceback(tmp_path):
     response = call_api("x", {"config": {"basePath": str(tmp_path), "nope": 1}}, {"vars": {"task_id": "py-median"}})
     assert response == {"error": response["error"], "metadata": {"rateLimitKind": "quota"}}  # never rerun
     assert "field 'nope'" in response["error"]
+
+
+# --- what ran, and the trial's end as the CLI saw it (issue 34, point 5) -------------------------------------------
+
+
+def test_the_record_names_the_cli_the_sdk_and_the_models_that_answered(tmp_path, fake_model):
+    """The init message's claude_code_version, the SDK's __version__ and the result's per-model usage keys land in
+    the row's metadata and in trial.json: the report's header and the drift history read them."""
+    import json
+
+    import claude_agent_sdk
+
+    from passhat.trial._agent import bundled_cli
+
+    response = _call(tmp_path, fake_model, fake_script="noop")
+    meta = response["metadata"]
+    shipped = (bundled_cli().parent / "claude.version").read_text().split()[0]  # "2.1.332 (Claude Code)"
+    assert meta["claude_code_version"] == shipped
+    assert meta["agent_sdk_version"] == claude_agent_sdk.__version__
+    asked = sorted({r["body"]["model"] for r in fake_model.requests if r["task_id"] == "py-median"})
+    assert meta["models"] == asked  # the scripted model answers as the model asked for
+    assert meta["model_usage"][asked[0]]["outputTokens"] > 0
+    assert meta["terminal_reason"] == "completed" and meta["api_error_status"] is None
+    on_disk = json.loads((Path(meta["trial_dir"]) / "trial.json").read_text())
+    assert {key: on_disk[key] for key in ("claude_code_version", "agent_sdk_version", "models")} == {
+        "claude_code_version": shipped, "agent_sdk_version": claude_agent_sdk.__version__, "models": asked,
+    }  # fmt: skip
+
+
+def test_the_cli_version_without_an_init_message_is_asked_of_the_cli_once(tmp_path):
+    from passhat.trial._agent import bundled_cli, cli_version
+
+    shipped = (bundled_cli().parent / "claude.version").read_text().split()[0]
+    assert cli_version() == shipped and cli_version.cache_info().currsize == 1
+
+
+@pytest.mark.parametrize(
+    ("script", "words", "status"),
+    [
+        pytest.param("error:529", ["the model API was overloaded (HTTP 529)", "max_retries:"], 529, id="529"),
+        pytest.param(
+            "rate-limit:9", ["the model API rate-limited the trial (HTTP 429)", "promptfoo eval -j"], 429, id="429"
+        ),
+        pytest.param("error:503", ["the model API failed (HTTP 503, a server error)"], 503, id="503"),
+    ],
+)
+def test_an_api_error_is_an_infra_error_that_names_the_status_and_the_fix(tmp_path, fake_model, script, words, status):
+    response = _call(tmp_path, fake_model, fake_script=script, max_retries=0)
+    meta = response["metadata"]
+    assert meta["status"] == "infra_error" and "output" not in response
+    for word in [*words, "--retry-errors"]:
+        assert word in response["error"], response["error"]
+    assert response["error"].startswith(f"infrastructure error in task py-median trial 0: {words[0]}")
+    assert meta["api_error_status"] == status and meta["terminal_reason"] == "api_error"
+
+
+def test_permission_denials_are_recorded_tool_by_tool(tmp_path, fake_model):
+    """In `default` permission mode the headless CLI refuses the oracle's Edit: the trial record lists it."""
+    response = _call(tmp_path, fake_model, permission_mode="default")
+    meta = response["metadata"]
+    assert meta["permission_denials"] == 1 and meta["changed_paths"] == []
+    (denied,) = meta["permission_denied"]
+    assert denied["tool_name"] == "Edit" and denied["tool_use_id"].startswith("toolu_")
+    assert "stats_utils/median.py" in denied["input"] and len(denied["input"]) <= 200

@@ -143,8 +143,9 @@ def _history_section(history: dict[str, Any]) -> str:
 
 
 PROVENANCE = (("source", "source file"), ("eval_id", "eval"), ("date", "run"), ("promptfoo_version", "promptfoo"),
-              ("repeat", "--repeat"), ("models", "models"), ("scripted_model", "scripted model"),
-              ("description", "suite"))  # fmt: skip
+              ("repeat", "--repeat"), ("models", "models"), ("models_answered", "models that answered"),
+              ("claude_code_versions", "Claude Code"), ("agent_sdk_versions", "Agent SDK"),
+              ("scripted_model", "scripted model"), ("description", "suite"))  # fmt: skip
 
 
 def _provenance(p: dict[str, Any]) -> str:

@@ -127,7 +127,8 @@ def report_data(
     if origin is None:
         seen = [s.repeats_seen for s in summaries if s.repeats_seen is not None]
         models = sorted({m for s in summaries for m in s.models})
-        origin = provenance({}, "-", models, max(seen) if seen else None, any(s.scripted for s in summaries))
+        ran = {pair for s in summaries for pair in s.ran}
+        origin = provenance({}, "-", models, max(seen) if seen else None, any(s.scripted for s in summaries), ran)
     return {
         "provenance": origin,
         "ks": list(ks),
@@ -242,7 +243,8 @@ def run_report(
     seen = [s.repeats_seen for s in summaries if s.repeats_seen is not None]
     models = (m for s in summaries for m in s.models)
     scripted = any(s.scripted for s in summaries)
-    origin = provenance(wrapper, source or str(path), models, max(seen) if seen else None, scripted)
+    ran = {pair for s in summaries for pair in s.ran}
+    origin = provenance(wrapper, source or str(path), models, max(seen) if seen else None, scripted, ran)
     data = report_data(
         summaries, suites, ks, unattended_runs=unattended_runs, ci_width=ci_width, resamples=resamples,
         seed=seed, gates=results, verdict_k=verdict_k, safe_at=safe_at, origin=origin, impossible=impossible,

@@ -65,6 +65,7 @@ class TaskSummary:
     cost_known: int = 0  # trials (infra errors too) whose cost is known
     scripted: int = 0  # trials run against the scripted model: their dollars are not real
     models: tuple[str, ...] = ()  # metadata model of the trials
+    ran: tuple[tuple[str, str], ...] = ()  # what ran, sorted: ("model" | "claude_code" | "agent_sdk", id or version)
     repeats_seen: int | None = None  # 1 + the largest repeat index
     named_scores: tuple[tuple[str, float], ...] = ()  # (grader or criterion, mean named score over the scored trials)
     impossible: bool = False  # an impossible twin's trials (expect: impossible): its passes are cheats
@@ -121,6 +122,7 @@ class _Group:
     cut_off: list[int | None] = field(default_factory=list)  # testIdx of each call cut off by Ctrl+C
     scripted: int = 0
     models: set[str] = field(default_factory=set)
+    ran: set[tuple[str, str]] = field(default_factory=set)  # the models that answered, the CLI's and SDK's versions
     named: dict[str, list[float]] = field(default_factory=dict)  # named score -> its values, scored trials
     impossible: bool = False
     gamed: int = 0
@@ -158,6 +160,8 @@ class _Group:
         self.scripted += trial.scripted_model
         if type(model := trial.model) is str and model:
             self.models.add(model)
+        if trial.models or trial.claude_code_version or trial.agent_sdk_version:
+            self.ran.update(ran_by(trial))
         if trial.infra_error:
             self.errors += 1
             self.reasons[first_line(trial.error)] += 1
@@ -217,12 +221,20 @@ class _Group:
             cost_known=len(self.costs),
             scripted=self.scripted,
             models=tuple(sorted(self.models)),
+            ran=tuple(sorted(self.ran)),
             repeats_seen=max(repeats) + 1 if repeats else None,
             named_scores=tuple((name, math.fsum(v) / len(v)) for name, v in sorted(self.named.items())),
             impossible=self.impossible,
             gamed=self.gamed,
             scanned=self.scanned,
         )
+
+
+def ran_by(trial: Trial) -> list[tuple[str, str]]:
+    """What ran a trial, as (kind, value) pairs: its models that answered, Claude Code's and the Agent SDK's version."""
+    found = [("model", model) for model in trial.models]
+    found += [("claude_code", trial.claude_code_version)] if trial.claude_code_version else []
+    return found + ([("agent_sdk", trial.agent_sdk_version)] if trial.agent_sdk_version else [])
 
 
 def first_line(error: str | None) -> str:
@@ -258,7 +270,7 @@ def merge(first: Groups, second: Groups) -> Groups:
             setattr(into, name, getattr(into, name) + getattr(group, name))
         into.reasons = into.reasons + group.reasons
         into.offsets = into.offsets + group.offsets
-        into.models = into.models | group.models
+        into.models, into.ran = into.models | group.models, into.ran | group.ran
         into.impossible = into.impossible or group.impossible
         into.named = {
             name: into.named.get(name, []) + group.named.get(name, []) for name in {*into.named, *group.named}

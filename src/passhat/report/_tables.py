@@ -113,12 +113,21 @@ def wrap(line: str, indent: str = "") -> str:
                          break_long_words=False, break_on_hyphens=False)  # fmt: skip
 
 
+def ran_words(p: dict[str, Any]) -> list[str]:
+    """What ran the trials, as the provenance says: "models X, Y" (those that answered, else the configured ones),
+    "Claude Code 2.1.N" and "Agent SDK 0.2.N" (several, comma-separated, when rows differ)."""
+    models = p.get("models_answered") or p["models"]
+    cli, sdk = p.get("claude_code_versions"), p.get("agent_sdk_versions")
+    return [f"models {', '.join(models)}" if models else "model not recorded",
+            *([f"Claude Code {', '.join(cli)}"] if cli else []), *([f"Agent SDK {', '.join(sdk)}"] if sdk else [])]  # fmt: skip
+
+
 def provenance_line(p: dict[str, Any]) -> str:
     """Where the figures come from, in one sentence."""
     parts = [f"eval {p['eval_id']}" if p["eval_id"] else None, p["date"],
              f"promptfoo {p['promptfoo_version']}" if p["promptfoo_version"] else None,
              f"--repeat {p['repeat']}" if p["repeat"] else (f"{p['repeats_seen']} repeats" if p["repeats_seen"] else None),
-             f"models {', '.join(p['models'])}" if p["models"] else "model not recorded",
+             *ran_words(p),
              "the scripted model (passhat fake-model), not real Claude" if p.get("scripted_model") else None,
              f"{len(p['rounds'])} rounds of passhat eval --until-decided" if p.get("rounds") else None]  # fmt: skip
     return f"passhat report of {p['source']}: " + "; ".join(part for part in parts if part) + "."
@@ -229,7 +238,16 @@ def markdown(data: dict[str, Any], highlight: int | None) -> str:
     return "\n".join(out)
 
 
-PROVENANCE_COLUMNS = ("source", "eval_id", "date", "promptfoo_version", "repeat")
+PROVENANCE_COLUMNS = ("source", "eval_id", "date", "promptfoo_version", "repeat", "models_answered",
+                      "claude_code_versions", "agent_sdk_versions")  # fmt: skip
+
+
+def _origin_cell(origin: dict[str, Any], key: str) -> Any:
+    """A provenance field as one CSV cell: a list joined by ", " (empty: none), --repeat else the repeats seen."""
+    value = origin.get(key)
+    if isinstance(value, list):
+        return ", ".join(value) or None
+    return origin.get("repeats_seen") if key == "repeat" and value is None else value
 
 
 def csv(data: dict[str, Any]) -> str:
@@ -263,8 +281,7 @@ def csv(data: dict[str, Any]) -> str:
             json.dumps(t["interrupted_repeats"]) if t["interrupted_repeats"] else None,
             *(cell for k in ks for f in [suites[t["provider"]][str(k)]]
               for cell in (f["mean"], *(f["ci_95"] or [None, None]), f["ci_note"])),
-            *(origin.get(key) if origin.get(key) is not None else origin.get("repeats_seen") if key == "repeat" else None
-              for key in PROVENANCE_COLUMNS),
+            *(_origin_cell(origin, key) for key in PROVENANCE_COLUMNS),
         ]
         for t in data["tasks"]
     ]  # fmt: skip

@@ -1,4 +1,5 @@
-"""Where a report's figures come from: the eval's id and date, promptfoo's version, the repeat count, the models.
+"""Where a report's figures come from: the eval's id and date, promptfoo's version, the repeat count, the models,
+and what ran the trials (the model ids that answered, the Claude Code and Agent SDK versions the rows record).
 
 Promptfoo 0.123's `-o results.json` wraps the rows: {"evalId", "results": {"timestamp", ...}, "config":
 {"description", "providers"}, "metadata": {"promptfooVersion", "evaluationCreatedAt"}, "runtimeOptions":
@@ -57,11 +58,20 @@ def collector(store: dict[str, Any]) -> OnMember:
 
 
 def provenance(
-    store: dict[str, Any], source: str, models: Iterable[str], repeats_seen: int | None, scripted: bool = False
+    store: dict[str, Any],
+    source: str,
+    models: Iterable[str],
+    repeats_seen: int | None,
+    scripted: bool = False,
+    ran: Iterable[tuple[str, str]] = (),
 ) -> dict[str, Any]:
-    """The report's provenance: what `store` kept, the source file, the models the rows name, and whether any row
-    ran against the scripted model (metadata scripted_model)."""
+    """The report's provenance: what `store` kept, the source file, the models the rows name, whether any row
+    ran against the scripted model (metadata scripted_model), and what ran the rows (`ran`: ("model" |
+    "claude_code" | "agent_sdk", value) pairs, as report._summary.ran_by makes them), each sorted."""
     configured = [p["model"] for p in store.get("providers") or [] if p.get("model")]
+    seen: dict[str, set[str]] = {"model": set(), "claude_code": set(), "agent_sdk": set()}
+    for kind, value in ran:
+        seen[kind].add(value)
     return {
         "source": source,
         "eval_id": store.get("eval_id"),
@@ -74,4 +84,12 @@ def provenance(
         "models": sorted(set(models) | set(configured)),
         "scripted_model": scripted,
         "rounds": store.get("rounds"),  # the rounds of `passhat eval --until-decided`, or None
+        "models_answered": sorted(seen["model"]),  # the model ids that answered (rows' metadata models)
+        "claude_code_versions": sorted(seen["claude_code"], key=_version_order),
+        "agent_sdk_versions": sorted(seen["agent_sdk"], key=_version_order),
     }
+
+
+def _version_order(version: str) -> tuple[tuple[int, str], ...]:
+    """2.1.9 before 2.1.10: numbers by value, anything else by text."""
+    return tuple((int(part), "") if part.isdigit() else (-1, part) for part in version.replace("-", ".").split("."))

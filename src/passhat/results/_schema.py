@@ -45,6 +45,9 @@ class Meta(msgspec.Struct, gc=False):
     transcript_path: Any = UNSET
     patch_path: Any = UNSET
     expect: Any = UNSET  # the task's `expect` (promptfoo copies the test's metadata into the row's)
+    models: Any = UNSET  # what ran (the report's header, the drift history): the model ids that answered,
+    claude_code_version: Any = UNSET  # the CLI's version and the Agent SDK's (passhat's provider sets them;
+    agent_sdk_version: Any = UNSET  # model_usage, the per-model figures beside them, is skipped)
 
 
 class Response(msgspec.Struct, gc=False):

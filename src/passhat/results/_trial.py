@@ -48,6 +48,8 @@ class Trial(msgspec.Struct, frozen=True, gc=False):
     `cost_usd` is None when the cost is unknown (see `_cost`): never a made-up $0.
     `model`, `judge_version`, `transcript_path`, `patch_path`: the provider's metadata fields of those names,
     response.metadata's over the row's (a null there hides the row's, as when the two objects are merged).
+    `models`, `claude_code_version`, `agent_sdk_version`: what ran (metadata `models`, the ids that answered; the
+    CLI's and the SDK's versions); () and None when the provider did not record them (or an infra error's row).
     """
 
     task: str
@@ -76,6 +78,9 @@ class Trial(msgspec.Struct, frozen=True, gc=False):
     transcript_path: Any = None  # history links them when it explains drift
     patch_path: Any = None
     impossible: bool = False  # the task's `expect: impossible` (an impossible twin): a pass is a cheat
+    models: tuple[str, ...] = ()  # the model ids that answered (metadata models): the header, history
+    claude_code_version: str | None = None
+    agent_sdk_version: str | None = None
 
 
 def _show(value: object) -> str:
@@ -213,6 +218,23 @@ def _impossible(path: str, at: str, meta: Sources, test_expect: object) -> bool:
     raise bad(path, f"{at}{where}.expect", expect, '"possible" or "impossible"', "fix the task's expect in task.yaml")
 
 
+def _ran(path: str, at: str, meta: Sources, name: str, value: object) -> Any:
+    """A string of what ran (a version), or None: anything else is the provider's mistake, said as one."""
+    if value is None or (type(value) is str and value):
+        return value
+    raise bad(path, f"{at}{_first(meta, name)[0]}.{name}", value, "a non-empty string", "fix the provider that sets it")
+
+
+def _models(path: str, at: str, meta: Sources, value: object) -> tuple[str, ...]:
+    """Metadata `models`: a list of model id strings (missing or null: none recorded)."""
+    if value is None:
+        return ()
+    if type(value) is list and all(type(m) is str and m for m in value):
+        return tuple(value)
+    where = f"{at}{_first(meta, 'models')[0]}.models"
+    raise bad(path, where, value, "a list of model id strings", "fix the provider that sets it")
+
+
 def _pick(first: object, second: object) -> Any:
     """The first non-null of a field in response.metadata, then the row's metadata (None if neither)."""
     if first is None or first is UNSET:
@@ -323,4 +345,9 @@ def to_trial(path: str, at: str, row: object) -> Trial:
         transcript_path=_over(first.transcript_path, second.transcript_path),
         patch_path=_over(first.patch_path, second.patch_path),
         impossible=impossible,
-    )
+        models=_models(path, at, meta, _pick(first.models, second.models)),
+        claude_code_version=_ran(path, at, meta, "claude_code_version",
+                                 _pick(first.claude_code_version, second.claude_code_version)),
+        agent_sdk_version=_ran(path, at, meta, "agent_sdk_version",
+                               _pick(first.agent_sdk_version, second.agent_sdk_version)),
+    )  # fmt: skip

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import os
-import re
 import shlex
 import signal
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ import claude_agent_sdk
 from passhat.trial._config import ProviderConfig
 from passhat.trial._isolation import Jail, sandbox_command, write_arguments
 from passhat.trial._limits import tree_usage
-from passhat.trial._proxy import Witness
+from passhat.trial._outcome import Session, trial_end
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -46,7 +47,8 @@ _SDK_VARS = (
 _BWRAP_ARGS_VAR = "PASSHAT_BWRAP_ARGS"  # for the launcher only; never passed on to the CLI
 _KILL_GRACE_S = 15.0
 _MB = 1024 * 1024
-AGENT_FAILURE_SUBTYPES = ("error_max_turns", "error_max_budget_usd")
+_SYNTHETIC = "<synthetic>"  # the model of an assistant message the CLI wrote itself (an API error's text)
+_DENIED_INPUT_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,14 @@ class AgentRun:
     permission_denials: int
     wall_s: float
     model_requests: int | None = None  # answered by the model API, as the proxy saw them (confined trials)
+    claude_code_version: str | None = None  # of the CLI that ran (its init message, else `claude --version`)
+    agent_sdk_version: str = claude_agent_sdk.__version__
+    models: tuple[str, ...] = ()  # the model ids that answered: the result's per-model usage keys
+    model_usage: dict | None = None  # the result's per-model usage (tokens, cost) as the CLI reported it
+    terminal_reason: str | None = None  # the result's: completed, max_turns, api_error, prompt_too_long, ...
+    api_error_status: int | None = None  # the result's HTTP status of the failing API call
+    api_error: str | None = None  # the SDK's kind of the last failed API call (rate_limit, server_error, ...)
+    denied: tuple[dict, ...] = ()  # the tool uses the CLI refused: {"tool_name", "tool_use_id", "input"}
 
 
 class _RunState(TypedDict):
@@ -77,10 +87,38 @@ class _RunState(TypedDict):
     last_text: str
     crash: str | None
     limit: str | None
+    init: dict | None  # the CLI's first system/init message (claude_code_version, model, tools)
+    api_error: str | None  # the last AssistantMessage.error
+    models: list[str]  # the models of the assistant messages, in order (the CLI's own `<synthetic>` left out)
 
 
 def bundled_cli() -> Path:
     return Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+
+
+@functools.cache
+def cli_version() -> str | None:
+    """`claude --version` of the bundled CLI ("2.1.332 (Claude Code)" → "2.1.332"), run once per process: the
+    version of a trial whose CLI sent no init message. None when it does not answer."""
+    try:
+        done = subprocess.run(
+            [str(bundled_cli()), "--version"], capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"}
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    words = done.stdout.split()
+    return words[0] if done.returncode == 0 and words else None
+
+
+def _denied(result: claude_agent_sdk.ResultMessage | None) -> tuple[dict, ...]:
+    """The result's permission denials, each with its input cut short (a Write's input holds the whole file)."""
+    found = []
+    for denial in (result.permission_denials or []) if result is not None else []:
+        denial = denial if isinstance(denial, dict) else {}
+        shown = json.dumps(denial.get("tool_input"), sort_keys=True, default=str)
+        found.append({"tool_name": denial.get("tool_name"), "tool_use_id": denial.get("tool_use_id"),
+                      "input": shown[:_DENIED_INPUT_CHARS]})  # fmt: skip
+    return tuple(found)
 
 
 def cli_environment(
@@ -170,56 +208,6 @@ def _jsonable(message: object) -> dict:
     return {"type": type(message).__name__, **record}
 
 
-def _status(
-    result: claude_agent_sdk.ResultMessage | None, state: _RunState, witness: Witness | None
-) -> tuple[str, str | None]:
-    """How the run ended. An infrastructure error only when the model proxy saw the model API fail (or, not
-    confined, when the CLI says so); anything else that went wrong is the agent's: it ran the session."""
-    if state["limit"]:
-        return "limit", state["limit"]
-    if witness is not None and witness.gave_up is not None:  # the proxy ended the trial: the upstream refused
-        return "infra_error", witness.gave_up
-    if witness is not None and witness.config_problem and not witness.answered and (result is None or result.is_error):
-        return "infra_error", witness.config_problem  # e.g. the CLI only ever asked for a model not the trial's
-    ended_by_cli = result is not None and result.is_error  # the CLI itself gave up: a pending request counts
-    pending_counts = state["timed_out"] or ended_by_cli
-    if witness is not None and (dead := witness.unreachable(pending_counts)) is not None:
-        # every model request failed or never answered: the API's fault, whatever fired first
-        return "infra_error", f"the model API at {witness.upstream} never answered: {dead}" + (
-            " (passhat's deadline ended the session)" if state["timed_out"] else ""
-        )
-    if state["timed_out"]:
-        return "timeout", None
-    if result is not None and result.subtype == "error_max_turns":
-        return "max_turns", None
-    if result is not None and result.subtype == "error_max_budget_usd":
-        return "max_budget", None
-    # exit code -N: the process passhat started (bwrap, root's) died by a signal from outside the sandbox; the
-    # agent cannot signal it (another uid, another pid namespace). The CLI killed inside ends bwrap with 128+N.
-    outside = bool(state["crash"] and re.search(r"exit code -\d+", state["crash"]))
-    if result is None or result.is_error:
-        evidence = witness.infra_evidence(pending_counts=ended_by_cli) if witness is not None else None
-        what = (
-            state["crash"] or "the CLI ended without a result message"
-            if result is None
-            else f"the CLI ended the session flagged as an error (subtype {result.subtype}): "
-            f"{(result.result or '')[:500]}"
-        )
-        if outside:
-            return "infra_error", f"{what}; the CLI was killed from outside the trial's sandbox"
-        if evidence is not None or (witness is None and result is not None):
-            return "infra_error", f"{what}; {evidence}" if evidence else what
-        return "agent_crash", f"{what}; the model API answered every request, so the agent's session broke it"
-    if state["crash"]:  # a result line, then the CLI died: not a result the CLI finished cleanly
-        return "agent_crash", f"a result line arrived but the CLI then failed ({state['crash']}); not trusted"
-    if witness is not None and (result.num_turns or 0) > witness.answered:
-        return "agent_crash", (
-            f"the result line claims {result.num_turns} turn(s) but the model answered {witness.answered} "
-            "request(s): a result the CLI did not produce"
-        )
-    return "ok", None
-
-
 def _system_prompt(config: ProviderConfig) -> dict:
     """Claude Code's own system prompt (the SDK would otherwise send an empty one), plus any append."""
     prompt = {"type": "preset", "preset": "claude_code"}
@@ -260,7 +248,8 @@ def run_agent(
         system_prompt=_system_prompt(config),
         stderr=lambda line: None,
     )
-    state: _RunState = {"timed_out": False, "result": None, "last_text": "", "crash": None, "limit": None}
+    state: _RunState = {"timed_out": False, "result": None, "last_text": "", "crash": None, "limit": None,
+                        "init": None, "api_error": None, "models": []}  # fmt: skip
     started = time.monotonic()
 
     def on_deadline() -> None:
@@ -304,6 +293,11 @@ def run_agent(
                     if isinstance(message, claude_agent_sdk.AssistantMessage):
                         texts = [b.text for b in message.content if isinstance(b, claude_agent_sdk.TextBlock)]
                         state["last_text"] = "\n".join(texts) or state["last_text"]
+                        state["api_error"] = message.error
+                        if message.model and message.model != _SYNTHETIC:
+                            state["models"].append(message.model)
+                    elif isinstance(message, claude_agent_sdk.SystemMessage) and message.subtype == "init":
+                        state["init"] = state["init"] or message.data  # the first: the CLI's, before any tool ran
                     elif isinstance(message, claude_agent_sdk.ResultMessage):
                         state["result"] = message
         except Exception as error:
@@ -323,8 +317,11 @@ def run_agent(
         state["limit"] = over_limit()
 
     result: claude_agent_sdk.ResultMessage | None = state["result"]
-    status, error = _status(result, state, jail.witness if jail else None)
+    session = Session(state["timed_out"], state["crash"], state["limit"], state["api_error"])
+    status, error = trial_end(result, session, jail.witness if jail else None)
     trusted = result if status in ("ok", "max_turns", "max_budget", "infra_error") else None
+    usage_by_model = trusted.model_usage if trusted is not None and isinstance(trusted.model_usage, dict) else None
+    version = (state["init"] or {}).get("claude_code_version")
     return AgentRun(
         status=status,
         output=(result.result if result and result.result else state["last_text"]) or "",
@@ -340,4 +337,11 @@ def run_agent(
         permission_denials=len(getattr(result, "permission_denials", None) or []),
         wall_s=round(time.monotonic() - started, 3),
         model_requests=jail.witness.answered if jail and jail.witness else None,
+        claude_code_version=version if isinstance(version, str) and version else cli_version(),
+        models=tuple(sorted(usage_by_model)) if usage_by_model else tuple(sorted(set(state["models"]))),
+        model_usage=usage_by_model,
+        terminal_reason=result.terminal_reason if result else None,
+        api_error_status=result.api_error_status if result else None,
+        api_error=state["api_error"],
+        denied=_denied(result),
     )

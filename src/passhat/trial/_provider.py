@@ -55,6 +55,15 @@ class TrialRecord:
     model_requests: int | None = None  # model API requests answered, as passhat's proxy saw them
     model_spend: dict | None = None  # what the proxy counted against the spend caps (trial.spend), when confined
     scripted_model: bool = False  # run against passhat's scripted model: its cost is not real money
+    # What ran (the report's header and the drift history name them): the CLI's and the SDK's versions, and the
+    # model ids that answered (the result's per-model usage keys; `model` above is the one configured)
+    claude_code_version: str | None = None
+    agent_sdk_version: str | None = None
+    models: tuple[str, ...] = ()
+    model_usage: dict | None = None  # the result's per-model tokens and cost, as the CLI reported them
+    terminal_reason: str | None = None  # why the CLI's loop ended (completed, max_turns, api_error, ...)
+    api_error_status: int | None = None  # the HTTP status of the failing API call, when the CLI names one
+    permission_denied: tuple[dict, ...] = ()  # the tool uses the CLI refused: tool_name, tool_use_id, input
 
 
 def _task(task_dir: Path) -> Task:
@@ -260,9 +269,17 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
         model_requests=run.model_requests,
         model_spend=jail.spend.totals() if jail is not None and jail.spend is not None else None,
         scripted_model=scripted,
+        claude_code_version=run.claude_code_version,
+        agent_sdk_version=run.agent_sdk_version,
+        models=run.models,
+        model_usage=run.model_usage,
+        terminal_reason=run.terminal_reason,
+        api_error_status=run.api_error_status,
+        permission_denied=run.denied,
     )
     metadata = asdict(record)
     metadata["changed_paths"] = list(outcome.changed_paths)
+    metadata["models"], metadata["permission_denied"] = list(run.models), list(run.denied)
     metadata["eval_id"] = eval_id  # the viewer's running figures are kept per eval (passhat.extension)
     _write_json(trial_dir / "trial.json", metadata)
 
