@@ -30,7 +30,8 @@ from passhat.trial.spend._wire import UnreadableError
 MAX_EVENT = 16 * 1024 * 1024  # bytes of one event, frame or JSON body passhat holds to read it
 _EOL = re.compile(r"\r\n|\r|\n")
 _SHOWN = re.compile(r"[^\w .,:;()'/@+-]")  # what an outcome shows of an upstream's error message
-# an error event's type -> how the witness words it; the first four are the upstream failing (trial/_proxy.py)
+# an error event's type -> how the witness words it: each a failure of the upstream (FAILED_WORDS, trial/_proxy.py);
+# any other type is "stream error", as a 4xx status is not the upstream failing
 _WORDS = {
     "overloaded_error": "overloaded", "serviceUnavailableException": "overloaded",
     "api_error": "upstream error", "timeout_error": "upstream error", "internalServerException": "upstream error",
