@@ -141,7 +141,7 @@ def test_new_db_has_the_current_schema(tmp_path: Path) -> None:
     db = tmp_path / "sub" / "history.db"
     open_history(db).close()
     with connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
 
 
 def test_append_is_idempotent_per_eval_id(tmp_path: Path) -> None:
@@ -186,7 +186,7 @@ def test_a_v1_history_is_migrated_and_keeps_its_data(tmp_path: Path) -> None:
     with connect(db) as conn:
         conn.executescript(V1_BY_HAND)
     conn = open_history(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
     old = load_rows(conn, "score", [("a", "sonnet")])  # v1 rows were the aggregate score: metric 'score'
     assert [(r.eval_id, r.trial, r.score, r.passed, r.model, r.patch_path) for r in old] == [
         ("eval-old", 0, 0.75, True, "claude-x", None),
@@ -222,7 +222,7 @@ def test_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
     with connect(db) as conn:
         conn.execute("PRAGMA user_version = 7")
     before = db.read_bytes()
-    newer = r"h\.db: history schema version is 7, newer than this passhat reads \(3\); upgrade passhat"
+    newer = r"h\.db: history schema version is 7, newer than this passhat reads \(4\); upgrade passhat"
     with pytest.raises(PasshatError, match=newer):
         open_history(db)
     assert db.read_bytes() == before

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from passhat._errors import PasshatError, ResultsError
-from passhat.history._explain import explain, explain_lines
+from passhat.history._explain import explain, explain_lines, ran_changes
 from passhat.history._rule import DEFAULT_ABS_POINTS, Sample, Verdict, Z, abs_threshold, overall, sample, verdict
 from passhat.history._store import (
     AGGREGATE,
@@ -168,9 +168,8 @@ def _series(
     if base.n == 0:
         notes.append(f"baseline eval {base_id} has no scored trial; not compared")
         return SeriesResult(*key, "no-baseline", base_id, base, batch, unscored, None, tuple(notes))
-    models = (_models(base_rows), _models(new_rows))
-    if models[0] != models[1]:
-        notes.append(f"model changed: {models[0]} -> {models[1]}")
+    if (changed := ran_changes(base_rows, new_rows)) is not None:
+        notes.append(f"what ran changed since baseline {base_id}: {changed}")
     check = verdict(base, batch, abs_limit, difference=key[2] == PASS)
     if not check.drifted:
         return SeriesResult(*key, "ok", base_id, base, batch, unscored, check, tuple(notes))
@@ -178,10 +177,6 @@ def _series(
     best = max((r for r in base_rows if r.score is not None), key=lambda r: r.score or 0.0)
     worst = min((r for r in new_rows if r.score is not None), key=lambda r: r.score or 0.0)
     return SeriesResult(*key, "drift", base_id, base, batch, unscored, check, tuple(notes), best, worst)
-
-
-def _models(rows: Sequence[ScoreRow]) -> str:
-    return ", ".join(sorted({row.model or "unknown" for row in rows}))
 
 
 # --- output -----------------------------------------------------------------------------------------------------

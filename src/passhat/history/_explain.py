@@ -4,6 +4,9 @@ Each trial's metadata names a `patch_path` (the agent's diff against the base) a
 Agent SDK messages as JSONL: `{"type": "AssistantMessage", "content": [{"id", "name", "input"}, ...]}` for tool
 calls, a final `{"type": "ResultMessage", "num_turns", "total_cost_usd", "subtype", ...}`). Missing or unreadable
 files are said, never fatal: artifacts are often cleaned up long before the history is.
+
+What ran each side (`ran_changes`): the model ids that answered (else the configured model), the Claude Code and the
+Agent SDK versions the trials recorded (history schema v4), so a drift says "Claude Code 2.1.300 → 2.1.327".
 """
 
 from __future__ import annotations
@@ -22,6 +25,40 @@ LINE_CHARS = 160
 
 def _f(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
+
+
+def _values(rows: Sequence[ScoreRow], kind: str) -> list[str]:
+    """The distinct values of one kind of what ran (`model`, `claude_code`, `agent_sdk`) in rows, sorted."""
+    found: set[str] = set()
+    for row in rows:
+        value = {"model": row.models_answered, "claude_code": row.claude_code_version,
+                 "agent_sdk": row.agent_sdk_version}[kind]  # fmt: skip
+        found.update(part.strip() for part in (value or "").split(",") if part.strip())
+    return sorted(found, key=lambda v: tuple((int(p), "") if p.isdigit() else (-1, p) for p in v.split(".")))
+
+
+def ran_changes(base: Sequence[ScoreRow], new: Sequence[ScoreRow]) -> str | None:
+    """What ran differently in `new` than in `base`, e.g. "model claude-a → claude-b; Claude Code 2.1.300 →
+    2.1.327"; None when nothing differs. The models are those that answered when both sides recorded them, else
+    the configured ones ("unknown" where a row names none); a version recorded on one side only is not a change
+    (rows stored before schema v4 recorded none)."""
+    parts = []
+    for kind, name in (("model", "model"), ("claude_code", "Claude Code"), ("agent_sdk", "Agent SDK")):
+        old, now = _values(base, kind), _values(new, kind)
+        if kind == "model" and not (old and now):
+            old = sorted({row.model or "unknown" for row in base})
+            now = sorted({row.model or "unknown" for row in new})
+        if old and now and old != now:
+            parts.append(f"{name} {', '.join(old)} → {', '.join(now)}")
+    return "; ".join(parts) or None
+
+
+def ran_by(row: ScoreRow) -> str:
+    """What ran one trial, in a few words ("-" where nothing was recorded)."""
+    parts = [row.models_answered or row.model or "",
+             f"Claude Code {row.claude_code_version}" if row.claude_code_version else "",
+             f"Agent SDK {row.agent_sdk_version}" if row.agent_sdk_version else ""]  # fmt: skip
+    return ", ".join(part for part in parts if part) or "-"
 
 
 def transcript_summary(path: str | None) -> dict[str, Any]:
@@ -87,6 +124,7 @@ def explain(best: ScoreRow, worst: ScoreRow, max_lines: int = PATCH_DIFF_LINES) 
             "score": row.score,
             "passed": row.passed,
             "model": row.model,
+            "ran": ran_by(row),
             **info,
             "patch_files": _patch_files(patch),
             "patch_problem": problem,
@@ -106,6 +144,7 @@ def explain(best: ScoreRow, worst: ScoreRow, max_lines: int = PATCH_DIFF_LINES) 
         "task": best.task,
         "provider": best.provider,
         **sides,
+        "ran_changed": ran_changes([best], [worst]),
         "tool_divergence": _first_divergence(sides["baseline"]["tools"], sides["new"]["tools"]),
         "patch_diff": [line[:LINE_CHARS] for line in diff[:max_lines]],
         "patch_diff_omitted": max(0, len(diff) - max_lines),
@@ -119,6 +158,7 @@ def _side_lines(label: str, s: dict[str, Any]) -> list[str]:
     return [
         f"  {label:<8} {s['eval_id']} {s['trial']}: score {_f(s['score'])} {word}, turns {turns}, cost {cost}, "
         f"result {s['result'] or '-'}",
+        f"           ran: {s['ran']}",
         f"           tools: {' '.join(s['tools']) or '(none)'}",
         f"           files changed: {', '.join(s['patch_files']) or '(none)'}",
     ]
@@ -131,6 +171,8 @@ def explain_lines(e: dict[str, Any]) -> list[str]:
         *_side_lines("baseline", e["baseline"]),
         *_side_lines("new", e["new"]),
     ]
+    if e["ran_changed"]:
+        lines.append(f"  what ran changed: {e['ran_changed']}")
     lines.append(f"  {e['tool_divergence'] or 'same tool calls in the same order'}")
     problems = (e[side][key] for side in ("baseline", "new") for key in ("problem", "patch_problem"))
     lines += [f"  {problem}" for problem in problems if problem]

@@ -13,6 +13,8 @@ The schema is versioned with `PRAGMA user_version` and upgraded in place by MIGR
       turns; an index on the series key (task, provider, metric, judge_version)
   v3  + metric 'pass' for the evals already stored, from each 'score' row's `passed` (a judge-unscored trial of
       an old eval reads as failed: its row kept no sign of it)
+  v4  + scores.models_answered (the model ids that answered, ", "-joined), claude_code_version, agent_sdk_version:
+      what ran each trial (NULL for the rows stored before, and for rows whose provider did not record it)
 """
 
 from __future__ import annotations
@@ -61,6 +63,11 @@ MIGRATIONS: tuple[str, ...] = (
            model, 'pass', row_index, transcript_path, patch_path, cost_usd, turns
     FROM scores WHERE metric = 'score' ORDER BY rowid;
     """,
+    """
+    ALTER TABLE scores ADD COLUMN models_answered TEXT;
+    ALTER TABLE scores ADD COLUMN claude_code_version TEXT;
+    ALTER TABLE scores ADD COLUMN agent_sdk_version TEXT;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -83,6 +90,9 @@ class ScoreRow:
     patch_path: str | None
     cost_usd: float | None
     turns: int | None
+    models_answered: str | None = None  # what ran (schema v4): the model ids that answered, ", "-joined
+    claude_code_version: str | None = None
+    agent_sdk_version: str | None = None
 
     @property
     def label(self) -> str:
@@ -255,6 +265,9 @@ def _score_row(
         # Optional extras, shown when explaining drift; read defensively while Trial is being extended.
         cost_usd=getattr(trial, "cost_usd", None),
         turns=getattr(trial, "turns", None),
+        models_answered=", ".join(trial.models) or None,
+        claude_code_version=trial.claude_code_version,
+        agent_sdk_version=trial.agent_sdk_version,
     )
 
 
