@@ -36,6 +36,30 @@ TOOLS = [{"name": n, "description": n, "input_schema": {"type": "object"}} for n
         pytest.param("slow:2.5", Script("slow", seconds=2.5), id="slow"),
         pytest.param("commands", Script("commands"), id="commands"),
         pytest.param("flaky:0.7+outage:0.2:5", Script("flaky", p=0.7, outage=0.2, outage_seed=5), id="outage"),
+        pytest.param("oracle+encoding:br", Script("oracle", encoding="br"), id="encoding"),
+        pytest.param("oracle+encoding:identity", Script("oracle", encoding="identity"), id="encoding-identity"),
+        pytest.param("noop+chunks:utf8", Script("noop", chunks="utf8"), id="chunks"),
+        pytest.param(
+            "oracle+thinking+ping+cache+web-search",
+            Script("oracle", thinking=True, ping=True, cache=True, web_search=True),
+            id="flags",
+        ),
+        pytest.param("oracle+stream-error:2+overloaded:3", Script("oracle", stream_errors=2, overloads=3), id="errors"),
+        pytest.param(
+            "oracle+real+encoding:zstd",
+            Script(
+                "oracle",
+                thinking=True,
+                ping=True,
+                cache=True,
+                web_search=True,
+                chunks="utf8",
+                stream_errors=1,
+                overloads=1,
+                encoding="zstd",
+            ),
+            id="real",
+        ),
     ],
 )
 def test_parse_script(spec, expected):
@@ -60,6 +84,14 @@ def test_parse_script(spec, expected):
         "oracle+outage",
         "oracle+outage:2",
         "oracle+storm:0.1",
+        "oracle+encoding:lzma",
+        "oracle+encoding",
+        "oracle+chunks:bits",
+        "oracle+thinking:1",
+        "oracle+real:1",
+        "oracle+stream-error:x",
+        "oracle+overloaded:-1",
+        "oracle+overloaded",
     ],
 )
 def test_parse_script_rejects(spec):

@@ -224,6 +224,9 @@ def test_stream_error_breaks_the_first_n_streams_mid_way_then_answers(server):
         assert reply.status == 200 and names(events) == ["message_start", "content_block_start", "text_delta", "error"]
         assert events[-1][1] == {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     assert server.reported(key) == dict.fromkeys(FIELDS, 0)  # a broken stream is no completed reply
+    starts = [r.events()[0][1]["message"]["usage"] for r in broken]  # but it did report message_start's usage
+    expected = {f: sum(u.get(f, 0) for u in starts) for f in FIELDS}
+    assert server.reported(key, broken=True) == expected and expected["input_tokens"] > 0
     assert json.loads(post(server, key[2], agent(stream=False), trial=9).body)["type"] == "message"  # JSON: not cut
     assert names(post(server, key[2], agent(), trial=9).events())[-1] == "message_stop"
 
@@ -279,6 +282,9 @@ def test_the_ledger_sums_every_usage_field_of_the_completed_replies(server):
             for field, count in value.items() if isinstance(value, dict) else [(name, value)]:
                 expected[field] += count
     assert server.reported(key) == expected
+    assert server.books.models(key) == ["claude-haiku-4-5", "claude-sonnet-4-5"]
+    haiku = json.loads(replies[4].body)["usage"]
+    assert server.reported(key, "claude-haiku-4-5") == {f: haiku.get(f, 0) for f in FIELDS}
     assert expected["web_search_requests"] == 3 and expected["cache_read_input_tokens"] > 0  # the side one: none
     assert (
         expected["ephemeral_5m_input_tokens"] + expected["ephemeral_1h_input_tokens"]

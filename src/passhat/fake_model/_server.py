@@ -18,6 +18,7 @@ daemons, and stop() returns within a few seconds whatever they do.
 from __future__ import annotations
 
 import json
+import re
 import select
 import socket
 import threading
@@ -27,6 +28,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeAlias, cast
+from urllib.parse import unquote
 
 from passhat._errors import PasshatError
 from passhat._fake_route import FINISHED, Route, check_secret, new_secret, parse_route, token_matches, with_secret
@@ -41,7 +43,7 @@ from passhat.fake_model._scripts import (
     prompt_commands,
 )
 from passhat.fake_model._shape import Books, as_message, extra_blocks
-from passhat.fake_model._sse import broken_events, cut_frames, event_frame, frame, sse_events
+from passhat.fake_model._sse import broken_events, cut_frames, event_frame, frame, sse_events, start_usage
 from passhat.fake_model._wire import choose_encoding, chunked, encode
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -127,9 +129,8 @@ class _Handler(BaseHTTPRequestHandler):
         if body is None:
             return
         key: RouteKey = (where.task_id, where.trial, where.script)
-        self.server.calls.append(
-            {"endpoint": where.endpoint, "headers": {k.lower(): v for k, v in self.headers.items()}}
-        )
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self.server.calls.append({"endpoint": where.endpoint, "headers": headers, "route": key})
         if where.endpoint == FINISHED:
             self.server.finish(key)
             self._send_json(200, {"finished": True})
@@ -154,12 +155,15 @@ class _Handler(BaseHTTPRequestHandler):
         nth = books.next_reply(key) if agent else 0
         blocks = [*extra_blocks(script, nth), *blocks] if agent and script.name != "judge" else blocks
         usage = books.usage(key, script, body, blocks, agent)
-        message = as_message(f"msg_passhat_{where.task_id}_{where.trial}", body, blocks, stop, usage)
+        named = re.search(r"model/(.+)/invoke|models/([^/:]+):", where.endpoint)  # Bedrock, Vertex: in the path
+        model = body.get("model") or (unquote(named.group(1) or named.group(2)) if named else "passhat-scripted")
+        message = as_message(f"msg_passhat_{where.task_id}_{where.trial}", model, blocks, stop, usage)
         if bedrock and where.endpoint.endswith("/invoke-with-response-stream"):
             frames = [event_frame(data) for _, data in sse_events(message, script.ping)]
             done = self._stream(frames, script, "application/vnd.amazon.eventstream")
         elif body.get("stream") and agent and books.take_break(key, script.stream_errors):  # nothing completed
-            self._stream([frame(event, data) for event, data in broken_events(message)], script)
+            if self._stream([frame(event, data) for event, data in broken_events(message)], script):
+                books.completed(key, start_usage(message["usage"]), message["model"], broken=True)
             return
         elif body.get("stream"):
             done = self._stream([frame(event, data) for event, data in sse_events(message, script.ping)], script)
@@ -167,7 +171,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, message, script=script)
             done = True
         if done:
-            books.completed(key, message["usage"])
+            books.completed(key, message["usage"], message["model"])
 
     def _fault(self, script: Script, key: RouteKey) -> bool:
         """Play the script's fault for this agent request, if any; True when the request was answered."""
@@ -318,9 +322,9 @@ class FakeModelServer(ThreadingHTTPServer):
         with self._lock:
             return self._seen.get(key, 0)
 
-    def reported(self, key: RouteKey) -> dict[str, int]:
+    def reported(self, key: RouteKey, model: str | None = None, broken: bool = False) -> dict[str, int]:
         """The ledger: every usage field summed over the replies the route completed (see _shape.Books)."""
-        return self.books.reported(key)
+        return self.books.reported(key, model, broken)
 
     def serve_forever(self, poll_interval: float = 0.5) -> None:
         self._serving.set()

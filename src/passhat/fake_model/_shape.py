@@ -101,9 +101,8 @@ def extra_blocks(script: Script, step: int) -> list[dict]:
     return blocks
 
 
-def as_message(message_id: str, body: dict, blocks: list[dict], stop: str, usage: dict) -> dict:
+def as_message(message_id: str, model: str, blocks: list[dict], stop: str, usage: dict) -> dict:
     """The Messages API's message object of a reply."""
-    model = body.get("model", "passhat-scripted")
     return {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": blocks} | {
         "stop_reason": stop,
         "stop_sequence": None,
@@ -117,15 +116,15 @@ def _tokens(value: object) -> int:
 
 class Books:
     """Per route: how many agent replies it got, how many streams were broken, what its first reply wrote to the
-    cache, and the ledger of the
-    usage of every reply the server completed (each field summed; nested counts by their own name)."""
+    cache, and the ledger of the usage of every reply the server sent (each field summed; nested counts by their
+    own name), by model, the broken streams' apart."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._replies: dict[object, int] = {}
         self._cached: dict[object, int] = {}
         self._broken: dict[object, int] = {}
-        self._ledger: dict[object, dict[str, int]] = {}
+        self._ledger: dict[tuple[object, str, bool], dict[str, int]] = {}
 
     def next_reply(self, key: object) -> int:
         """How many agent replies the route got before this one (each call counts one)."""
@@ -157,18 +156,31 @@ class Books:
             usage["server_tool_use"] = {"web_search_requests": 1}
         return usage
 
-    def completed(self, key: object, usage: dict) -> None:
-        """A reply was sent whole: its usage goes to the ledger, its cache write is remembered."""
+    def completed(self, key: object, usage: dict, model: str, broken: bool = False) -> None:
+        """A reply was sent whole (`broken`: a stream ended by an error event, which reported message_start's
+        usage only): its usage goes to the ledger under (route, model, broken); a whole one's cache write is
+        remembered."""
         with self._lock:
-            if usage.get("cache_creation_input_tokens"):
+            if usage.get("cache_creation_input_tokens") and not broken:
                 self._cached.setdefault(key, usage["cache_creation_input_tokens"])
-            ledger = self._ledger.setdefault(key, dict.fromkeys(FIELDS, 0))
+            ledger = self._ledger.setdefault((key, model, broken), dict.fromkeys(FIELDS, 0))
             for name, value in usage.items():
                 for field, count in value.items() if isinstance(value, dict) else [(name, value)]:
                     if field in ledger:
                         ledger[field] += count
 
-    def reported(self, key: object) -> dict[str, int]:
-        """Every usage field summed over the route's completed replies (zeros when none)."""
+    def reported(self, key: object, model: str | None = None, broken: bool = False) -> dict[str, int]:
+        """Every usage field summed over the route's completed replies (zeros when none); of one model's only
+        when `model` is given; `broken`: with the usage the broken streams reported in their message_start."""
+        total = dict.fromkeys(FIELDS, 0)
         with self._lock:
-            return dict(self._ledger.get(key, dict.fromkeys(FIELDS, 0)))
+            for (route, named, cut), ledger in self._ledger.items():
+                if route == key and model in (None, named) and (broken or not cut):
+                    for field, count in ledger.items():
+                        total[field] += count
+        return total
+
+    def models(self, key: object) -> list[str]:
+        """The models the route's replies (whole or broken) named, sorted."""
+        with self._lock:
+            return sorted({named for (route, named, _), _ in self._ledger.items() if route == key})
