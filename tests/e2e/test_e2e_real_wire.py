@@ -91,9 +91,13 @@ def trial_calls(server, repeat: int) -> list[dict]:
 def test_thinking_redacted_thinking_and_pings(tmp_path, server):
     script = "oracle+thinking+ping"
     check(server, run(tmp_path, server, script, 10), script, 10)
-    bodies = [r["body"] for r in server.requests if r["trial"] == 10 and r["script"] == "oracle"]
-    sent_back = [b["type"] for body in bodies for m in body["messages"] for b in m["content"] if isinstance(b, dict)]
-    assert "thinking" in sent_back and "redacted_thinking" in sent_back  # the CLI sends them back: accepted
+    assert {"thinking", "redacted_thinking"} <= sent_back(server, 10)  # the CLI sends them back: accepted
+
+
+def sent_back(server, repeat: int) -> set[str]:
+    """The types of the blocks the CLI's requests of the trial carried (the conversation so far)."""
+    bodies = [r["body"] for r in server.requests if (r["task_id"], r["trial"]) == (TASK, repeat)]
+    return {b.get("type") for body in bodies for m in body["messages"] for b in m["content"] if isinstance(b, dict)}
 
 
 def test_prompt_cache_and_web_search_usage_are_charged_as_reported(tmp_path, server):
@@ -101,6 +105,7 @@ def test_prompt_cache_and_web_search_usage_are_charged_as_reported(tmp_path, ser
     reported = check(server, run(tmp_path, server, script, 11), script, 11)
     assert reported["cache_read_input_tokens"] > 0 and reported["ephemeral_1h_input_tokens"] > 0
     assert reported["web_search_requests"] == server.books.next_reply((TASK, 11, script))  # one per agent reply
+    assert {"server_tool_use", "web_search_tool_result"} <= sent_back(server, 11)  # the CLI takes the blocks
 
 
 def test_an_overloaded_error_mid_stream_is_retried_by_the_cli(tmp_path, server):
