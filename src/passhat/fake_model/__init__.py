@@ -118,7 +118,9 @@ def serve(
     if recordings is not None:
         lines[1:] = [f"  replaying {len(recordings)} recordings of {replay}: POST {server.origin}/<name>/v1/messages"]
     if front is not None:
-        lines.append(f"  open: POST {server.origin}/v1/messages with any x-api-key (ANTHROPIC_BASE_URL={server.origin})")
+        lines.append(
+            f"  open: POST {server.origin}/v1/messages with any x-api-key (ANTHROPIC_BASE_URL={server.origin})"
+        )
         lines += [f"  tasks {', '.join(ids)} share a prompt: its requests play {ids[0]}" for ids in front.shared]
     print("\n".join(lines), file=sys.stderr, flush=True)
     try:
