@@ -236,3 +236,8 @@ def test_a_bad_folder_is_one_error(tmp_path, capsys):
     (tmp_path / "empty" / "manifest.json").write_text("{not json")
     assert main(["fake-model", "--replay", str(tmp_path / "empty"), "--port", "0"]) == 2
     assert "manifest.json: not JSON (" in capsys.readouterr().err
+
+
+def test_replay_and_open_are_one_or_the_other(capsys):
+    assert main(["fake-model", "--replay", str(RECORDINGS), "--open", "--port", "0"]) == 2
+    assert "--replay and --open: " in capsys.readouterr().err

@@ -92,6 +92,9 @@ def serve(
     """Serve until SIGTERM / Ctrl+C. `replay`: a folder of recorded replies (_replay.py) served instead of scripts;
     `open_route`: also answer the API's own `/v1/messages` (_open.py)."""
     tasks = Path(tasks_dir)
+    if replay is not None and open_route:
+        msg = "--replay and --open: a replay answers every path with its recordings; pick one"
+        raise PasshatError(msg)
     if replay is None and not tasks.is_dir():
         msg = f"--tasks {tasks_dir!r}: no such folder; point it at the folder holding tasks/<id>/task.yaml"
         raise PasshatError(msg)
