@@ -66,6 +66,7 @@ fmt: install
 	$(VENV)/bin/ruff check --fix $(LINTED)
 
 bench: install
+	$(PY) bench/where_cpu_goes.py  # every phase's CPU against its budget (root: kernel process accounting)
 	$(PY) bench/trial_overhead.py
 
 clean:

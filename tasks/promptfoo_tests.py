@@ -5,10 +5,13 @@ One test per folder in tasks/ (set PASSHAT_TASKS=a,b to pick some); logic in pas
 
 from pathlib import Path
 
-from passhat.graders import generate_tests as _generate
-
 _HERE = Path(__file__).resolve().parent
 
 
 def generate_tests(config=None):
-    return _generate(_HERE, _HERE.parent / "assertions")
+    from passhat import _cpu_roles  # bench/where_cpu_goes.py; off unless asked
+
+    _cpu_roles.mark("generator")
+    from passhat.graders._suite import generate_tests as generate
+
+    return generate(_HERE, _HERE.parent / "assertions")

@@ -18,6 +18,7 @@ each function imports the one it needs when called.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,23 +40,40 @@ __all__ = [
 
 def call_api(prompt: str, options: dict, context: dict) -> dict:
     """The provider: one trial of Claude Code in a fresh sandbox (passhat.trial)."""
-    from passhat.trial import call_api as run_trial
+    from passhat import _cpu_roles as roles  # bench/where_cpu_goes.py; off unless asked
 
-    return run_trial(prompt, options, context)
+    roles.mark("provider")
+    started = time.thread_time()  # this thread's: the proxy's threads are the rest of the worker's CPU
+    try:
+        from passhat.trial import call_api as run_trial
+
+        return run_trial(prompt, options, context)
+    finally:
+        roles.stage("trial-thread", time.thread_time() - started)
 
 
 def get_assert_graders(output: Any, context: dict) -> dict:
     """Every deterministic grader of the trial (`config.graders`) in this one process, on one view of the trial:
     a GradingResult with one component and one named score per grader."""
+    from passhat import _cpu_roles as roles  # bench/where_cpu_goes.py; off unless asked
+
+    roles.mark("assertion")
+    started = time.process_time()
     from passhat.graders._live import grade_all_promptfoo
 
+    roles.stage("import", time.process_time() - started)
     return grade_all_promptfoo(context)
 
 
 def get_assert_grader(output: Any, context: dict) -> dict:
     """One grader, of the kind `config.type` names: a judge (rubric, pairwise) grades the live trial."""
+    from passhat import _cpu_roles as roles  # bench/where_cpu_goes.py; off unless asked
+
+    roles.mark(f"assertion:{(context.get('config') or {}).get('type')}")
+    started = time.process_time()
     from passhat.graders._live import grade_one_promptfoo
 
+    roles.stage("import", time.process_time() - started)
     return grade_one_promptfoo(output, context)
 
 
@@ -68,8 +86,13 @@ def tests_generator(entry_file: str | Path, tasks_dir: str | Path = "tasks") -> 
 
     def generate_tests(config: dict | None = None) -> list[dict]:
         """`config` is what a `tests: {path: ..., config: ...}` entry gives; nothing in it is read."""
+        from passhat import _cpu_roles as roles  # bench/where_cpu_goes.py; off unless asked
+
+        roles.mark("generator")
+        started = time.process_time()
         from passhat.graders._suite import ALL, generate_tests
 
+        roles.stage("import", time.process_time() - started)
         return generate_tests(tasks, lambda which: f"file://{entry}:{ALL_GRADERS if which == ALL else ONE_GRADER}")
 
     return generate_tests
@@ -82,13 +105,23 @@ def tests_generator(entry_file: str | Path, tasks_dir: str | Path = "tasks") -> 
 
 def afterAll(context: dict, options: dict | None = None) -> None:  # noqa: N802
     """Print passhat's verdict on the eval's rows at the end of `promptfoo eval`, failed trials or not."""
+    from passhat import _cpu_roles as roles  # bench/where_cpu_goes.py; off unless asked
+
+    roles.mark("hook:afterAll")
+    started = time.process_time()
     from passhat.extension import after_all
 
+    roles.stage("import", time.process_time() - started)
     after_all(context)
 
 
 def afterEach(context: dict, options: dict | None = None) -> dict | None:  # noqa: N802
     """Add to a finished row the changes it made to the suite's figures, which the viewer's derived metrics sum."""
+    from passhat import _cpu_roles as roles  # bench/where_cpu_goes.py; off unless asked
+
+    roles.mark("hook:afterEach")
+    started = time.process_time()
     from passhat.extension import after_each
 
+    roles.stage("import", time.process_time() - started)
     return after_each(context)

@@ -4,7 +4,8 @@ The viewer shows, per output column (one provider), the named scores' sums and w
 from those sums; it never groups a task's repeats (promptfoo issue #428), so pass^k cannot be computed there from
 per-trial scores. What can: a named score whose values, summed over the column's rows, equal the figure. Each row
 gets the *change* its outcome made to the suite's figures — the mean pass^10 over tasks and the number of tasks per
-verdict, exactly as `passhat report` computes them (`report._words.verdict_for`, `stats`) — so the sums telescope
+verdict, exactly as `passhat report` computes them (`stats._verdict.decide`, which `report._words.verdict_for`
+wraps, and `stats._suite`) — so the sums telescope
 to the figures of the whole eval, whatever order rows finish in. A derived metric names each sum:
 
     derivedMetrics:
@@ -28,20 +29,24 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from passhat.report._words import NOT_SAFE, SAFE, SAFE_AT, UNSURE, verdict_for
-from passhat.results import VIEWER_PREFIX
 from passhat.stats._suite import mean_pass_hat_k
+from passhat.stats._verdict import decide
 
+# This hook is a fresh interpreter per row: it imports the statistics it computes with, not the report (nor the
+# results reader) whose figures it repeats; tests/extension holds these three to theirs.
+VIEWER_PREFIX = "Δ"  # passhat.results.VIEWER_PREFIX: what readers of the rows skip as not a grade
+SAFE_AT = 0.9  # passhat.report._words.SAFE_AT: `passhat report`'s default --safe-at
 VIEWER_K = 10  # the verdict's k under `passhat report`'s default --k (1,3,5,10)
 SUITE = f"{VIEWER_PREFIX}suite_pass_hat_{VIEWER_K}"
-COUNTS = {SAFE: f"{VIEWER_PREFIX}tasks_safe", NOT_SAFE: f"{VIEWER_PREFIX}tasks_not_safe",
-          UNSURE: f"{VIEWER_PREFIX}tasks_undecided"}  # fmt: skip
+# stats' decision (safe, not safe, or None: not enough trials to say) -> its count's named score
+COUNTS = {"safe": f"{VIEWER_PREFIX}tasks_safe", "not safe": f"{VIEWER_PREFIX}tasks_not_safe",
+          None: f"{VIEWER_PREFIX}tasks_undecided"}  # fmt: skip
 # What promptfooconfig.yaml's derivedMetrics name them (passhat init writes these).
 DERIVED_METRICS = (
     (f"pass^{VIEWER_K} (suite mean)", SUITE),
-    (f"tasks safe (k={VIEWER_K})", COUNTS[SAFE]),
-    (f"tasks not safe (k={VIEWER_K})", COUNTS[NOT_SAFE]),
-    (f"tasks undecided (k={VIEWER_K})", COUNTS[UNSURE]),
+    (f"tasks safe (k={VIEWER_K})", COUNTS["safe"]),
+    (f"tasks not safe (k={VIEWER_K})", COUNTS["not safe"]),
+    (f"tasks undecided (k={VIEWER_K})", COUNTS[None]),
 )
 ERROR = 2  # promptfoo's failureReason of an error row
 GRID = 2**24  # figures are kept as multiples of 1/GRID: their differences then sum exactly, in any order
@@ -57,7 +62,7 @@ def figures(tasks: Mapping[str, Mapping[str, bool | None]]) -> dict[str, float]:
         scored = [passed for passed in outcomes.values() if passed is not None]
         n, c = len(scored), sum(scored)
         counts.append((n, c))
-        verdicts[COUNTS[verdict_for(n, c, VIEWER_K, SAFE_AT)["verdict"]]] += 1
+        verdicts[COUNTS[decide(n, c, VIEWER_K, SAFE_AT)]] += 1  # verdict_for's default interval
     suite = round((mean_pass_hat_k(counts, VIEWER_K) or 0.0) * GRID) / GRID
     return {SUITE: suite, **verdicts}
 

@@ -10,8 +10,10 @@ error to passhat's reader, never the agent's failure.
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
+from passhat import _cpu_roles as roles
 from passhat._errors import GradingInfraError, PasshatError, SandboxError
 from passhat.graders._common import Grade, combined_result, component
 from passhat.graders.kinds import kind_of
@@ -56,7 +58,12 @@ def grade_all_promptfoo(context: dict) -> dict:
     grader on it in this process, one component and one named score per grader."""
     outcome = _outcome(context)
     graders = [dict(g) for g in (context.get("config") or {}).get("graders") or []]
-    return combined_result([component(_graded(outcome, grader), grader) for grader in graders])
+    components = []
+    for grader in graders:
+        started = time.process_time()
+        components.append(component(_graded(outcome, grader), grader))
+        roles.stage(f"grader:{grader['type']}", time.process_time() - started)
+    return combined_result(components)
 
 
 def grade_one_promptfoo(output: Any, context: dict) -> dict:

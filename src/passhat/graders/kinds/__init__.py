@@ -74,4 +74,20 @@ def grader_kinds() -> dict[str, GraderKind]:
 
 
 def kind_of(name: str) -> GraderKind | None:
-    return grader_kinds().get(name)
+    """The kind called `name`, importing only its module when the registry is not loaded yet (an assertion's
+    process grades with one to four kinds: the judges' modules and what they import stay out of it)."""
+    if grader_kinds.cache_info().currsize:
+        return grader_kinds().get(name)
+    module_name = name.replace("-", "_")
+    if not module_name.isidentifier() or module_name.startswith("_") or module_name != module_name.lower():
+        return grader_kinds().get(name)
+    try:
+        module = importlib.import_module(f"{__name__}.{module_name}")
+    except ModuleNotFoundError as error:
+        if error.name != f"{__name__}.{module_name}":
+            raise
+        return None
+    kind = getattr(module, "KIND", None)
+    if isinstance(kind, GraderKind) and kind.name == name:
+        return kind
+    return grader_kinds().get(name)  # the registry says why a module is not a kind (TypeError)

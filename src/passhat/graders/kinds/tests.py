@@ -29,11 +29,12 @@ _NAMES = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}
 def grade_tests(outcome: TrialOutcome, config: dict) -> Grade:
     """The grade, from a run here, or on a Ray node when the grader's executor is `ray` (passhat.cluster._grading):
     the same steps there, on the node's own base of the same task version."""
-    from passhat.cluster import grader_executor, run_for_task, without_executor
+    from passhat.cluster import grader_executor, without_executor
 
     executor = grader_executor(config, outcome.run.get("ray_address"))
     if executor.kind == "local":
         return grade_here(outcome, without_executor(config))
+    from passhat.cluster import run_for_task  # the Ray side, imported only when used
     from passhat.tasks import load_task
 
     task = load_task(outcome.task_dir)

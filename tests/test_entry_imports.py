@@ -1,0 +1,101 @@
+"""What each of Promptfoo's fresh interpreters imports (issue #33): an assertion, an afterEach hook and the lazy
+package exports they go through import only what they run, and the role markers bench/where_cpu_goes.py reads
+are written only when asked for. Module sets, not times: the bench measures the CPU."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import passhat.graders
+from passhat import _cpu_roles
+from passhat.extension import _viewer
+from passhat.report._words import NOT_SAFE, SAFE, SAFE_AT, UNSURE, verdict_for
+
+
+def _loaded_after(code: str) -> list[str]:
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    return json.loads(out.splitlines()[-1])
+
+
+def _under(modules: list[str], *packages: str) -> list[str]:
+    return [m for m in modules if any(m == p or m.startswith(p + ".") for p in packages)]
+
+
+def test_the_after_each_hook_imports_no_report_results_or_graders():
+    loaded = _loaded_after("from passhat.promptfoo import afterEach\nfrom passhat.extension import after_each")
+    assert (
+        _under(loaded, "passhat.report", "passhat.results", "passhat.judge", "passhat.graders", "passhat.trial") == []
+    )
+    assert "passhat.extension._viewer" in loaded and "passhat.extension._verdict" not in loaded
+
+
+def test_an_assertion_of_the_deterministic_graders_imports_no_judge_and_no_ray_side():
+    kinds = ["tests", "files", "diff-scope", "health", "integrity"]
+    loaded = _loaded_after(
+        "from passhat.graders._live import grade_all_promptfoo\n"
+        "from passhat.graders.kinds import kind_of\n"
+        f"assert all(kind_of(k) for k in {kinds!r})"
+    )
+    assert _under(loaded, "passhat.judge", "passhat.graders._settings", "passhat.graders._suite") == []
+    assert _under(loaded, "passhat.cluster._driver", "passhat.cluster._grading") == []
+
+
+def test_kind_of_finds_the_registrys_kinds_and_nothing_else():
+    registry = passhat.graders.grader_kinds()
+    from passhat.graders.kinds import kind_of
+
+    for name, kind in registry.items():
+        assert kind_of(name) is kind
+    for name in ("diff_scope", "Tests", "nope", "_common", "kinds", "../tests", ""):
+        assert kind_of(name) is None
+
+
+def test_the_graders_package_exports_each_name_on_first_use():
+    for name in passhat.graders.__all__:
+        assert getattr(passhat.graders, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'grade_all'"):
+        passhat.graders.grade_all  # noqa: B018
+
+
+def test_the_viewer_counts_verdicts_as_the_report_decides_them():
+    assert (_viewer.SAFE_AT, _viewer.VIEWER_PREFIX) == (SAFE_AT, __import__("passhat.results").results.VIEWER_PREFIX)
+    names = {SAFE: "safe", NOT_SAFE: "not safe", UNSURE: "undecided"}
+    for n in range(25):
+        for c in range(n + 1):
+            figures = _viewer.figures({"t": {f"r{i}": i < c for i in range(n)}})
+            counted = [name for name, value in figures.items() if value and "tasks_" in name]
+            expected = names[verdict_for(n, c, _viewer.VIEWER_K, SAFE_AT)["verdict"]].replace(" ", "_")
+            assert counted == [f"{_viewer.VIEWER_PREFIX}tasks_{expected}"], (n, c)
+
+
+def test_role_markers_only_when_asked(tmp_path, monkeypatch):
+    monkeypatch.delenv(_cpu_roles.VAR, raising=False)
+    code = "from passhat.promptfoo import afterEach; afterEach({})"
+    subprocess.run([sys.executable, "-c", code], check=True)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    env = {**__import__("os").environ, _cpu_roles.VAR: str(marks)}
+    proc = subprocess.run([sys.executable, "-c", f"import os; {code}; print(os.getpid())"], check=True, env=env,
+                          capture_output=True, text=True)  # fmt: skip
+    lines = (marks / proc.stdout.split()[-1]).read_text().splitlines()
+    assert lines[0] == "role hook:afterEach"
+    assert [line.split()[:2] for line in lines[1:]] == [["stage", "start"], ["stage", "import"]]
+    assert all(float(line.split()[2]) >= 0 for line in lines[1:])
+
+
+def test_an_assertion_marks_each_graders_cpu(tmp_path, monkeypatch):
+    monkeypatch.setenv(_cpu_roles.VAR, str(tmp_path))
+    monkeypatch.setattr(_cpu_roles, "_marked", set())
+    from passhat.promptfoo import get_assert_graders
+
+    config = {"graders": [{"type": "health"}, {"type": "files", "checks": []}]}
+    result = get_assert_graders("", {"config": config, "providerResponse": {"metadata": {}}})
+    assert result["pass"] is False  # no trial to grade: each grader fails saying so
+    lines = next(tmp_path.iterdir()).read_text().splitlines()
+    assert lines[0] == "role assertion"
+    assert [line.split()[1] for line in lines[1:]] == ["start", "import", "grader:health", "grader:files"]
