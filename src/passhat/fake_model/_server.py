@@ -10,6 +10,9 @@ itself). The optional script segment overrides the server's default script for t
 for one provider). Refused before the body is read: no route or no token (403), a token made for another
 (task, trial, script) (403), a route ended by `POST <route>/finished` (410).
 
+As the API sends them (_wire.py, _shape.py): every body compressed as the request accepts, streams chunked, one
+sync-flushed piece per event; `reported` is the ledger of the usage the replies reported.
+
 The agent under test can reach this server (loopback), so nothing it sends may pin the server: `hang` and
 `slow` give up when the server stops, the client goes away or the route is finished; handler threads are
 daemons, and stop() returns within a few seconds whatever they do.
@@ -18,7 +21,6 @@ daemons, and stop() returns within a few seconds whatever they do.
 from __future__ import annotations
 
 import json
-import re
 import select
 import socket
 import threading
@@ -28,7 +30,6 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeAlias, cast
-from urllib.parse import unquote
 
 from passhat._errors import PasshatError
 from passhat._fake_route import FINISHED, Route, check_secret, new_secret, parse_route, token_matches, with_secret
@@ -42,9 +43,9 @@ from passhat.fake_model._scripts import (
     parse_script,
     prompt_commands,
 )
-from passhat.fake_model._shape import Books, as_message, extra_blocks
+from passhat.fake_model._shape import Books, model_of
 from passhat.fake_model._sse import broken_events, cut_frames, event_frame, frame, sse_events, start_usage
-from passhat.fake_model._wire import choose_encoding, chunked, encode
+from passhat.fake_model._wire import StreamEncoder, choose_encoding, chunked, encode
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -152,12 +153,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         blocks, stop = self.server.answer(body, where.task_id, where.trial, script)
         books = self.server.books
-        nth = books.next_reply(key) if agent else 0
-        blocks = [*extra_blocks(script, nth), *blocks] if agent and script.name != "judge" else blocks
-        usage = books.usage(key, script, body, blocks, agent)
-        named = re.search(r"model/(.+)/invoke|models/([^/:]+):", where.endpoint)  # Bedrock, Vertex: in the path
-        model = body.get("model") or (unquote(named.group(1) or named.group(2)) if named else "passhat-scripted")
-        message = as_message(f"msg_passhat_{where.task_id}_{where.trial}", model, blocks, stop, usage)
+        message = books.message(key, script, body, (blocks, stop), model_of(where.endpoint, body))
         if bedrock and where.endpoint.endswith("/invoke-with-response-stream"):
             frames = [event_frame(data) for _, data in sse_events(message, script.ping)]
             done = self._stream(frames, script, "application/vnd.amazon.eventstream")
@@ -189,7 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
             limited = {"type": "error", "error": {"type": "rate_limit_error", "message": "passhat scripted 429"}}
             self._send_json(429, limited, {"retry-after": "1"}, script)
         elif script.name == "cut" and nth < script.count:
-            self._cut()
+            self._cut(script)
         elif script.name == "hang":
             self._wait(None, key)  # never answers; the client's timeout, the route's end or stop() ends it
             self.close_connection = True
@@ -218,13 +214,23 @@ class _Handler(BaseHTTPRequestHandler):
         except (OSError, ValueError):
             return True
 
-    def _cut(self) -> None:
-        """A stream that starts, then the connection drops before message_stop."""
+    def _open_stream(self, coding: str, content_type: str = "text/event-stream", in_chunks: bool = False) -> None:
         self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-type", content_type)
+        self.send_header("cache-control", "no-cache")
+        if coding != "identity":
+            self.send_header("content-encoding", coding)
+        if in_chunks:
+            self.send_header("transfer-encoding", "chunked")
         self.send_header("connection", "close")
         self.end_headers()
-        self.wfile.write(cut_frames())
+        self.close_connection = True
+
+    def _cut(self, script: Script) -> None:
+        """A stream that starts, then the connection drops before message_stop (compressed as accepted)."""
+        coding = self._coding(script)
+        self._open_stream(coding)
+        self.wfile.write(StreamEncoder(coding).piece(cut_frames()))
         self.wfile.flush()
         self.close_connection = True
         self.connection.shutdown(socket.SHUT_RDWR)
@@ -233,15 +239,7 @@ class _Handler(BaseHTTPRequestHandler):
         """Send the events in chunked transfer coding, compressed as _coding says with a sync flush per piece,
         each event cut as the script's `+chunks:` says; False when the client went away before the end."""
         coding = self._coding(script)
-        self.send_response(200)
-        self.send_header("content-type", content_type)
-        self.send_header("cache-control", "no-cache")
-        if coding != "identity":
-            self.send_header("content-encoding", coding)
-        self.send_header("transfer-encoding", "chunked")
-        self.send_header("connection", "close")
-        self.end_headers()
-        self.close_connection = True
+        self._open_stream(coding, content_type, in_chunks=True)
         cut = script.chunks != "whole"
         if cut:
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

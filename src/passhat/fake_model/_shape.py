@@ -14,8 +14,10 @@ ledger of the usage the server reported.
                             (and cache_creation's breakdown) only in the final message_delta, as the API sends them
     SCRIPT+web-search       every agent reply runs a server-side web search: server_tool_use and
                             web_search_tool_result blocks, usage.server_tool_use.web_search_requests 1
-    SCRIPT+stream-error:N   the first N agent replies of a trial stop with an `event: error` overloaded_error after
-                            their first text delta (HTTP 200 already sent), then the script answers
+    SCRIPT+stream-error:N   the first N streamed agent replies of a trial stop with an `event: error`
+                            overloaded_error after their first text delta (HTTP 200 already sent), then the
+                            script answers (the Messages API's event streams; Bedrock's are not broken: its
+                            errors are event-stream exception frames of their own)
     SCRIPT+overloaded:N     the first N agent requests of a trial get HTTP 529 overloaded_error, retry-after 1
     SCRIPT+real             all of the above at once: ping, thinking, cache, web-search, chunks:utf8,
                             overloaded:1, stream-error:1 (the API at its most demanding; compressed as accepted)
@@ -26,8 +28,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import threading
 from dataclasses import replace
+from urllib.parse import unquote
 
 from passhat.fake_model._plan import Script
 from passhat.fake_model._wire import ENCODINGS, SPLITS
@@ -101,13 +105,10 @@ def extra_blocks(script: Script, step: int) -> list[dict]:
     return blocks
 
 
-def as_message(message_id: str, model: str, blocks: list[dict], stop: str, usage: dict) -> dict:
-    """The Messages API's message object of a reply."""
-    return {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": blocks} | {
-        "stop_reason": stop,
-        "stop_sequence": None,
-        "usage": usage,
-    }
+def model_of(endpoint: str, body: dict) -> str:
+    """The model a request names: in its body (Messages API), else in its path (Bedrock, Vertex)."""
+    named = re.search(r"model/(.+)/invoke|models/([^/:]+):", endpoint)
+    return str(body.get("model") or (unquote(named.group(1) or named.group(2)) if named else "passhat-scripted"))
 
 
 def _tokens(value: object) -> int:
@@ -139,6 +140,17 @@ class Books:
             broken = self._broken.get(key, 0)
             self._broken[key] = broken + (broken < limit)
             return broken < limit
+
+    def message(self, key: tuple, script: Script, body: dict, reply: tuple[list[dict], str], model: str) -> dict:
+        """The Messages API's message of a reply to `body` on route `key` (task, trial, script): the script's
+        blocks after the ones its modifiers add (agent replies), their stop reason and usage."""
+        blocks, stop = reply
+        agent = bool(body.get("tools"))
+        if agent and script.name != "judge":
+            blocks = [*extra_blocks(script, self.next_reply(key)), *blocks]
+        message = {"id": f"msg_passhat_{key[0]}_{key[1]}", "type": "message", "role": "assistant", "model": model}
+        usage = self.usage(key, script, body, blocks, agent)
+        return message | {"content": blocks, "stop_reason": stop, "stop_sequence": None, "usage": usage}
 
     def usage(self, key: object, script: Script, body: dict, blocks: list[dict], agent: bool) -> dict:
         """The usage of a reply: input from the request's messages, output from the reply's blocks; with
