@@ -19,6 +19,7 @@ from passhat.cli import main
 from passhat.graders import TrialOutcome, grade, grader_kinds, load_graded_task, preflight
 from passhat.graders._check import check_task
 from passhat.graders._suite import ONE_FILE, promptfoo_test
+from passhat.graders.view import view_of
 from passhat.judge import RubricError, unscored_by_judge
 from passhat.tasks._load import load_task
 from passhat.trial._sandbox import prepare_base
@@ -94,10 +95,10 @@ def test_graders_entry_judges_a_saved_outcome(fake_model, monkeypatch, tmp_path)
     empty = grade(TrialOutcome(task.dir, base.path, b"", run), {"type": "rubric", "rubric": "agent-output"})
     assert not empty.passed and empty.score == 0.0  # nothing of the reference → failed everywhere
     unscored = grader_kinds()["rubric"].grade(
-        outcome, {"type": "rubric", "rubric": "agent-output", "fake_script": "judge-malformed"}
+        view_of(outcome), {"type": "rubric", "rubric": "agent-output", "fake_script": "judge-malformed"}
     )
     assert not unscored.passed and unscored.reason.startswith("UNSCORED: ")
-    pair = grader_kinds()["pairwise"].grade(outcome, {"type": "pairwise"})
+    pair = grader_kinds()["pairwise"].grade(view_of(outcome), {"type": "pairwise"})
     assert pair.passed and pair.score == 0.5  # the same diff as the reference: a tie
 
 

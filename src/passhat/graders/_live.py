@@ -17,6 +17,7 @@ from passhat import _cpu_roles as roles
 from passhat._errors import GradingInfraError, PasshatError, SandboxError
 from passhat.graders._common import Grade, combined_result, component
 from passhat.graders.kinds import kind_of
+from passhat.graders.view import view_of
 from passhat.trial._outcome import TrialOutcome
 
 
@@ -26,7 +27,7 @@ def grade(outcome: TrialOutcome, config: dict) -> Grade:
     if kind is None:
         return Grade(False, 0.0, f"{config['type']} grader: no such grader kind (passhat.graders.kinds)")
     try:
-        return kind.grade(outcome, config)
+        return kind.grade(view_of(outcome), config)  # every kind reads the outcome through its view
     except SandboxError as error:
         return Grade(False, 0.0, f"{config['type']} grader: {error}")
 
@@ -34,6 +35,8 @@ def grade(outcome: TrialOutcome, config: dict) -> Grade:
 def _outcome(context: dict) -> TrialOutcome | PasshatError:
     response = context.get("providerResponse") or {}
     metadata = {**(context.get("metadata") or {}), **(response.get("metadata") or {})}
+    if isinstance(response.get("output"), str):  # the agent's final text: the view's record.final_text
+        metadata.setdefault("output", response["output"])
     try:
         return TrialOutcome.from_metadata(metadata)
     except PasshatError as error:

@@ -6,7 +6,7 @@ Exports: GraderKind, grader_kinds, kind_of.
 A kind module (its file name is the type with `-` as `_`; a name starting with `_` is not a kind) holds the
 grader's docstring, its function and its settings, and ends with `KIND = GraderKind(...)`:
 
-    def grade_lint(outcome: TrialOutcome, config: dict) -> Grade: ...
+    def grade_lint(view: OutcomeView, config: dict) -> Grade: ...    # graders.view: read-only, pathless
     KIND = GraderKind("lint", grade_lint, deterministic=True, settings={"required": ["command"], "properties": {...}})
 
 Everything else that names grader types is derived from `grader_kinds()`: which graders join the one combined
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from passhat.graders._common import Grade
-    from passhat.trial._outcome import TrialOutcome
+    from passhat.graders.view import OutcomeView
 
 __all__ = ["GraderKind", "grader_kinds", "kind_of"]
 
@@ -36,7 +36,7 @@ __all__ = ["GraderKind", "grader_kinds", "kind_of"]
 class GraderKind:
     """One grader type.
 
-    name: its `type` in task.yaml. grade: (trial outcome, the grader's item of task.yaml) -> Grade.
+    name: its `type` in task.yaml. grade: (the outcome's view, the grader's item of task.yaml) -> Grade.
     deterministic: True = joins the task's one combined assertion (runs on the trial's files, no model);
     False = a judge: an assertion of its own, graded live by `live` (output, Promptfoo context) -> GradingResult.
     settings: the JSON-schema fragment of its task.yaml item — `properties` (besides `type` and `name`, which
@@ -46,7 +46,7 @@ class GraderKind:
     settings cannot work (a judge's rubric file, say)."""
 
     name: str
-    grade: Callable[[TrialOutcome, dict], Grade]
+    grade: Callable[[OutcomeView, dict], Grade]
     deterministic: bool
     settings: Mapping[str, Any] = field(default_factory=dict)
     live: Callable[[Any, dict], dict] | None = None

@@ -10,27 +10,24 @@ from __future__ import annotations
 from passhat.graders._common import Grade, show_path
 from passhat.graders._globs import matches
 from passhat.graders.kinds import GraderKind
-from passhat.trial._outcome import TrialOutcome
-from passhat.trial._patch import patch_stats
+from passhat.graders.view import OutcomeView
 
 
-def grade_diff_scope(outcome: TrialOutcome, config: dict) -> Grade:
-    stats = patch_stats(outcome.patch)
+def grade_diff_scope(view: OutcomeView, config: dict) -> Grade:
+    paths, added, removed = view.changed_paths, view.lines_added, view.lines_removed
     allow, deny = config.get("allow"), config.get("deny", [])
     problems = []
-    outside = [show_path(p) for p in stats.paths if allow is not None and not matches(p, allow)]
-    denied = [show_path(p) for p in stats.paths if matches(p, deny)]
+    outside = [show_path(p) for p in paths if allow is not None and not matches(p, allow)]
+    denied = [show_path(p) for p in paths if matches(p, deny)]
     if outside:
         problems.append(f"outside allow {allow}: {', '.join(outside)}")
     if denied:
         problems.append(f"denied by {deny}: {', '.join(denied)}")
-    if "max_files" in config and len(stats.paths) > config["max_files"]:
-        problems.append(f"{len(stats.paths)} files changed, max {config['max_files']}")
-    if "max_lines" in config and stats.changed_lines > config["max_lines"]:
-        problems.append(
-            f"{stats.changed_lines} lines changed (+{stats.added} -{stats.removed}), max {config['max_lines']}"
-        )
-    summary = f"{len(stats.paths)} file(s), +{stats.added} -{stats.removed}"
+    if "max_files" in config and len(paths) > config["max_files"]:
+        problems.append(f"{len(paths)} files changed, max {config['max_files']}")
+    if "max_lines" in config and added + removed > config["max_lines"]:
+        problems.append(f"{added + removed} lines changed (+{added} -{removed}), max {config['max_lines']}")
+    summary = f"{len(paths)} file(s), +{added} -{removed}"
     if problems:
         return Grade(False, 0.0, f"diff out of scope ({summary}): " + "; ".join(problems))
     return Grade(True, 1.0, f"diff in scope ({summary})")

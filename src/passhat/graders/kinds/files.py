@@ -4,8 +4,9 @@ Each check names a `path` and any of: exists (true/false), contains, not_contain
 key + equals (a dotted path into JSON, YAML or TOML), unchanged (same bytes as the base).
 score = fraction of checks that hold; pass = all hold.
 
-Files are read without following the agent's symlinks out of the tree (trial._paths): a check on
-`notes.txt -> /…/tasks/<id>/solution.patch` fails, saying it is a symlink to that path outside the tree.
+Files are read through the outcome's view (graders.view), which never follows the agent's symlinks out of the
+tree: a check on `notes.txt -> /…/tasks/<id>/solution.patch` fails, saying it is a symlink to that path outside
+the tree.
 """
 
 from __future__ import annotations
@@ -13,14 +14,12 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from pathlib import Path
 
 import yaml
 
 from passhat.graders._common import Grade
 from passhat.graders.kinds import GraderKind
-from passhat.trial._outcome import TrialOutcome
-from passhat.trial._paths import UnsafePathError, lstat_within, read_within
+from passhat.graders.view import OutcomeView, UnsafePathError
 
 _MISSING = object()
 
@@ -45,29 +44,29 @@ def _lookup(data: object, key: str) -> object:
     return data
 
 
-def _same(tree: Path, base: Path, rel: str) -> bool:
+def _same(view: OutcomeView, rel: str) -> bool:
     """Same entry as in the base: both missing, the same bytes, or symlinks with the same target."""
-    mine, original = lstat_within(tree, rel), lstat_within(base, rel)
+    mine, original = view.entry(rel), view.base.entry(rel)
     if mine != original:
         return False
-    return mine.kind != "file" or read_within(tree, rel) == read_within(base, rel)
+    return mine.kind != "file" or view.read(rel) == view.base.read(rel)
 
 
-def _check(tree: Path, base: Path, check: dict) -> str | None:
+def _check(view: OutcomeView, check: dict) -> str | None:
     """None when the check holds, else why not (a symlink leaving the tree is never followed: it fails)."""
     try:
-        return _check_file(tree, base, check)
+        return _check_file(view, check)
     except UnsafePathError as error:
         return str(error)
 
 
-def _check_file(tree: Path, base: Path, check: dict) -> str | None:
+def _check_file(view: OutcomeView, check: dict) -> str | None:
     rel = check["path"]
-    data = read_within(tree, rel)
+    data = view.read(rel)
     exists = data is not None
     if "exists" in check and exists != check["exists"]:
         return f"{rel} {'is missing' if check['exists'] else 'exists but should not'}"
-    if check.get("unchanged") and not _same(tree, base, rel):
+    if check.get("unchanged") and not _same(view, rel):
         return f"{rel} changed but must stay as in the base"
     needs_content = any(k in check for k in ("contains", "not_contains", "regex", "key"))
     if not needs_content:
@@ -93,10 +92,9 @@ def _check_file(tree: Path, base: Path, check: dict) -> str | None:
     return None
 
 
-def grade_files(outcome: TrialOutcome, config: dict) -> Grade:
+def grade_files(view: OutcomeView, config: dict) -> Grade:
     checks = config["checks"]
-    tree, base = outcome.tree(), outcome.base_tree()
-    problems = [problem for check in checks if (problem := _check(tree, base, check)) is not None]
+    problems = [problem for check in checks if (problem := _check(view, check)) is not None]
     held = len(checks) - len(problems)
     if not problems:
         return Grade(True, 1.0, f"all {len(checks)} file checks hold")

@@ -8,29 +8,25 @@ from __future__ import annotations
 
 from passhat.graders._common import Grade
 from passhat.graders.kinds import GraderKind
-from passhat.trial._outcome import TrialOutcome
+from passhat.graders.view import OutcomeView
 
 
-def grade_health(outcome: TrialOutcome, config: dict) -> Grade:
-    run = outcome.run
+def grade_health(view: OutcomeView, config: dict) -> Grade:
+    run = view.record
     problems = []
-    status = run.get("status")
-    if status not in (None, "ok"):
-        problems.append(f"status {status} (subtype {run.get('subtype')})")
-    if run.get("is_error"):
+    if run.status not in (None, "ok"):
+        problems.append(f"status {run.status} (subtype {run.subtype})")
+    if run.is_error:
         problems.append("the CLI reported is_error")
-    denials = int(run.get("permission_denials") or 0)
-    if denials > config.get("max_permission_denials", 0):
-        problems.append(f"{denials} permission denial(s)")
-    turns = run.get("num_turns")
-    if "max_turns" in config and turns is not None and turns > config["max_turns"]:
-        problems.append(f"{turns} turns > {config['max_turns']}")
-    cost = run.get("cost_usd")
-    if "max_cost_usd" in config and cost is not None and cost > config["max_cost_usd"]:
-        problems.append(f"cost ${cost:.4f} > ${config['max_cost_usd']}")
+    if run.permission_denials > config.get("max_permission_denials", 0):
+        problems.append(f"{run.permission_denials} permission denial(s)")
+    if "max_turns" in config and run.turns is not None and run.turns > config["max_turns"]:
+        problems.append(f"{run.turns} turns > {config['max_turns']}")
+    if "max_cost_usd" in config and run.cost_usd is not None and run.cost_usd > config["max_cost_usd"]:
+        problems.append(f"cost ${run.cost_usd:.4f} > ${config['max_cost_usd']}")
     if problems:
         return Grade(False, 0.0, "unhealthy run: " + "; ".join(problems))
-    return Grade(True, 1.0, f"clean exit ({run.get('num_turns')} turns, subtype {run.get('subtype')})")
+    return Grade(True, 1.0, f"clean exit ({run.turns} turns, subtype {run.subtype})")
 
 
 SETTINGS = {

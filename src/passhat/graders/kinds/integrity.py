@@ -13,16 +13,16 @@ from __future__ import annotations
 from passhat.graders._common import Grade
 from passhat.graders._globs import DEFAULT_PROTECTED
 from passhat.graders.kinds import GraderKind
-from passhat.trial._outcome import TrialOutcome
+from passhat.graders.view import OutcomeView, outcome_of
 
 SHOWN = 10  # findings named in the reason; all of them are in the grade's `gamed`
 
 
-def grade_integrity(outcome: TrialOutcome, config: dict) -> Grade:
+def grade_integrity(view: OutcomeView, config: dict) -> Grade:
     from passhat.graders.scan import scan_outcome
 
     protected = tuple(config.get("protected", DEFAULT_PROTECTED))
-    findings, scanned = scan_outcome(outcome, protected)
+    findings, scanned = scan_outcome(outcome_of(view), protected)  # the scan caches per base: the outcome's own
     if not findings:
         return Grade(True, 1.0, f"no gaming found in {scanned} changed code file(s)")
     gamed = tuple(str(finding) for finding in findings)

@@ -10,15 +10,16 @@ from typing import Any
 from passhat.graders._common import Grade
 from passhat.graders._judges import NOT_RUN, TaskOnly, check_only, judge_inputs
 from passhat.graders.kinds import GraderKind
-from passhat.trial._outcome import TrialOutcome
+from passhat.graders.view import OutcomeView, outcome_of
 
 
-def grade_pairwise_outcome(outcome: TrialOutcome, raw: dict) -> Grade:
+def grade_pairwise_outcome(view: OutcomeView, raw: dict) -> Grade:
     """A saved trial compared again (regrade), or the settings checked (check-task: no trial behind the outcome)."""
     from passhat.judge._config import parse_pairwise_config
     from passhat.judge._pairwise import grade_pairwise, opponent, pairwise_reason
 
     config = parse_pairwise_config(raw)
+    outcome = outcome_of(view)
     inputs = judge_inputs(outcome, raw)
     if check_only(outcome):
         against, _ = opponent(inputs, config)

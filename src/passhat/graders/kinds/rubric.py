@@ -11,16 +11,17 @@ from typing import Any
 from passhat.graders._common import Grade
 from passhat.graders._judges import NOT_RUN, TaskOnly, check_only, judge_inputs
 from passhat.graders.kinds import GraderKind
-from passhat.trial._outcome import TrialOutcome
+from passhat.graders.view import OutcomeView, outcome_of
 
 
-def grade_rubric_outcome(outcome: TrialOutcome, raw: dict) -> Grade:
+def grade_rubric_outcome(view: OutcomeView, raw: dict) -> Grade:
     """A saved trial judged again (regrade), or the settings checked (check-task: no trial behind the outcome)."""
     from passhat.judge._config import parse_rubric_config
     from passhat.judge._direct import effective_rubric, grade_rubric, version_of
     from passhat.judge._grading import rubric_reason
 
     config = parse_rubric_config(raw)
+    outcome = outcome_of(view)
     inputs = judge_inputs(outcome, raw)
     if check_only(outcome):
         rubric = effective_rubric(config, inputs)

@@ -16,6 +16,7 @@ from passhat._errors import GradingInfraError, SandboxError
 from passhat.graders._common import Grade
 from passhat.graders._tests import CLEAN_RUN, grade_here
 from passhat.graders.kinds import GraderKind
+from passhat.graders.view import OutcomeView, outcome_of
 from passhat.trial._outcome import TrialOutcome
 
 _TEST_IDS = {"anyOf": [{"const": "auto"}, {"type": "array", "items": {"type": "string", "minLength": 1}}]}
@@ -26,11 +27,13 @@ _AUTO = (
 _NAMES = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}
 
 
-def grade_tests(outcome: TrialOutcome, config: dict) -> Grade:
+def grade_tests(view: OutcomeView, config: dict) -> Grade:
     """The grade, from a run here, or on a Ray node when the grader's executor is `ray` (passhat.cluster._grading):
-    the same steps there, on the node's own base of the same task version."""
+    the same steps there, on the node's own base of the same task version. passhat's own machinery (restoring
+    the test files, test.patch, the runner guard) works on the outcome behind the view."""
     from passhat.cluster import grader_executor, without_executor
 
+    outcome = outcome_of(view)
     executor = grader_executor(config, outcome.run.get("ray_address"))
     if executor.kind == "local":
         return grade_here(outcome, without_executor(config))
