@@ -104,7 +104,7 @@ def test_prompt_cache_and_web_search_usage_are_charged_as_reported(tmp_path, ser
     script = "oracle+cache+web-search"
     reported = check(server, run(tmp_path, server, script, 11), script, 11)
     assert reported["cache_read_input_tokens"] > 0 and reported["ephemeral_1h_input_tokens"] > 0
-    assert reported["web_search_requests"] == server.books.next_reply((TASK, 11, script))  # one per agent reply
+    assert reported["web_search_requests"] == server.books.replies((TASK, 11, script))  # one per agent reply
     assert {"server_tool_use", "web_search_tool_result"} <= sent_back(server, 11)  # the CLI takes the blocks
 
 

@@ -134,6 +134,11 @@ class Books:
             self._replies[key] = seen + 1
             return seen
 
+    def replies(self, key: object) -> int:
+        """How many agent replies the route got."""
+        with self._lock:
+            return self._replies.get(key, 0)
+
     def take_break(self, key: object, limit: int) -> bool:
         """True for the route's first `limit` calls (the streams `+stream-error:N` breaks), then False."""
         with self._lock:
