@@ -79,18 +79,42 @@ def _hint(error: Any) -> str | None:
 
 
 def check_graders(task: Task) -> Task:
-    """The task, when every grader is a known kind with valid settings; else TaskError naming task.yaml."""
+    """The task, when every grader is a known kind with valid settings, each item as its kind resolves it (a team
+    grader's file found); else TaskError naming task.yaml (and, for a setting, the module whose schema it breaks)."""
+    import dataclasses
+
     from jsonschema.exceptions import best_match
 
     file = task.dir / "task.yaml"
-    error = best_match(_validator().iter_errors({"graders": [dict(g) for g in task.graders]}))
+    items = {"graders": [dict(g) for g in task.graders]}
+    error = best_match(_validator().iter_errors(items))
     if error is not None:
-        raise TaskError(f"{file}: {describe_schema_error(error, _hint(error))}") from None
+        home = _kind_home(items, error)
+        raise TaskError(f"{file}: {describe_schema_error(error, _hint(error), home)}") from None
+    resolved = []
     for index, grader in enumerate(task.graders):
-        rules = grader_kinds()[grader["type"]].rules
-        if rules and (problem := rules(dict(grader))):
+        kind = grader_kinds()[grader["type"]]
+        if kind.rules and (problem := kind.rules(dict(grader))):
             raise TaskError(f"{file}: field 'graders[{index}]': {problem}")
-    return task
+        try:
+            resolved.append(kind.resolve(task.dir, dict(grader)) if kind.resolve else dict(grader))
+        except TaskError as problem:  # "field 'file': ..." or "MODULE:LINE: ..." (a team grader's module)
+            said = str(problem)
+            where = f"field 'graders[{index}].{said[7:]}" if said.startswith("field '") else f"graders[{index}]: {said}"
+            raise TaskError(f"{file}: {where}") from None
+    return dataclasses.replace(task, graders=tuple(resolved))
+
+
+def _kind_home(items: dict, error: Any) -> str | None:
+    """Where the schema a grader's setting breaks lives: its kind's module (None: not a grader's setting)."""
+    path = list(error.absolute_path)
+    if len(path) < 3 or path[0] != "graders" or not isinstance(path[1], int):
+        return None
+    kind = grader_kinds().get(str(items["graders"][path[1]].get("type")))
+    module = sys.modules.get(kind.grade.__module__) if kind is not None else None
+    if kind is None or module is None or not module.__file__:
+        return None
+    return f"the {kind.name} grader's SETTINGS in {module.__file__}"
 
 
 def graders_of(task: Task) -> tuple[dict[str, Any], ...]:

@@ -260,9 +260,10 @@ def _validate(file: Path, data: Any) -> None:
         raise TaskError(f"{file}: {describe_schema_error(error)}") from None
 
 
-def describe_schema_error(error: Any, hint: str | None = None) -> str:
+def describe_schema_error(error: Any, hint: str | None = None, home: str | None = None) -> str:
     """One sentence for a jsonschema error of task.yaml: field, value, fix (`hint`: the fix for a missing field,
-    when the caller knows it better — passhat.graders knows each grader kind's settings)."""
+    when the caller knows it better — passhat.graders knows each grader kind's settings; `home`: where the rule
+    the value breaks is written, when not in task.schema.json — a grader kind's module)."""
     path = list(error.absolute_path)
     field, value, kind = _field(path), _show(error.instance), error.validator
     if not path and kind == "type":
@@ -293,7 +294,7 @@ def describe_schema_error(error: Any, hint: str | None = None) -> str:
         return f"field '{field}': {value} must be greater than {error.validator_value}; use a positive number"
     if kind == "pattern":
         return f"field '{field}': {value} does not match {error.validator_value}; {_pattern_hint(path)}"
-    return f"field '{field}': {value}: {error.message}; see passhat/schemas/task.schema.json"
+    return f"field '{field}': {value}: {error.message}; see {home or 'passhat/schemas/task.schema.json'}"
 
 
 def _pattern_hint(path: Sequence[str | int]) -> str:

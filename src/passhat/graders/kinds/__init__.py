@@ -43,7 +43,8 @@ class GraderKind:
     every grader has), `required`, and any other keyword of an object schema (`anyOf`, `dependentRequired`,
     `$defs` referenced as `#/$defs/...`). rules: (item) -> what is wrong with it beyond what a schema says, or
     None. preflight: (task dir, task id, item) -> a line for `passhat validate`, raising a PasshatError when the
-    settings cannot work (a judge's rubric file, say)."""
+    settings cannot work (a judge's rubric file, say). resolve: (task dir, item) -> the item as it is graded, made
+    once when the task loads (a team grader's file found and made absolute), raising TaskError."""
 
     name: str
     grade: Callable[[OutcomeView, dict], Grade]
@@ -52,6 +53,7 @@ class GraderKind:
     live: Callable[[Any, dict], dict] | None = None
     rules: Callable[[dict], str | None] | None = None
     preflight: Callable[[Path, str, dict], str] | None = None
+    resolve: Callable[[Path, dict], dict] | None = None
 
 
 @functools.cache

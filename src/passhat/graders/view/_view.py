@@ -12,11 +12,14 @@ from __future__ import annotations
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from passhat.graders.view._record import Record, ToolCall, read_tool_calls, record_of
 from passhat.graders.view._tree import Tree, make_tree
 from passhat.trial._outcome import TrialOutcome
+
+if TYPE_CHECKING:
+    from passhat.trial._patch import PatchStats
 
 RUN_TIMEOUT_S = 60.0
 
@@ -93,13 +96,14 @@ class OutcomeView(Tree):
     def lines_removed(self) -> int:
         return self._stats().removed
 
-    def _stats(self) -> Any:
+    def _stats(self) -> PatchStats:
         from passhat.trial._patch import patch_stats
 
         cache = self._state().cache
         if "stats" not in cache:
             cache["stats"] = patch_stats(self.patch)
-        return cache["stats"]
+        stats: PatchStats = cache["stats"]
+        return stats
 
     @property
     def record(self) -> Record:
