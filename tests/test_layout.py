@@ -16,6 +16,10 @@ import passhat
 PACKAGE = Path(passhat.__file__).resolve().parent
 MAX_LINES = 420  # "~400": a module that grows past it is two jobs
 MAX_MODULES = 12  # per folder, __init__.py not counted
+# Registries: folders of plugins, one module per entry, that grow by a module at a time (a grader type is its
+# module). They have no cap; instead every module in one must be an entry (tested below), so no other job hides
+# there. Folder -> the attribute every module of it ends with.
+REGISTRIES = {PACKAGE / "graders" / "kinds": "KIND"}
 
 
 def _modules() -> list[Path]:
@@ -35,7 +39,25 @@ def test_module_is_small(module: Path) -> None:
 @pytest.mark.parametrize("package", _packages(), ids=lambda p: str(p.relative_to(PACKAGE.parent)))
 def test_folder_is_small(package: Path) -> None:
     modules = [p for p in package.glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
+    if package in REGISTRIES:
+        return  # test_a_registry_holds_only_its_entries
     assert len(modules) <= MAX_MODULES, f"{package.name}/ has {len(modules)} modules; give a job its own folder"
+
+
+@pytest.mark.parametrize("registry", sorted(REGISTRIES), ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_a_registry_holds_only_its_entries(registry: Path) -> None:
+    """An uncapped folder stays one job: each module in it (not starting with `_`) assigns its entry at the top
+    level, and holds no helper module (helpers of several entries live beside the folder, as graders/_judges.py)."""
+    entry = REGISTRIES[registry]
+    for module in sorted(registry.glob("*.py")):
+        if module.name == "__init__.py":
+            continue
+        assert not module.name.startswith("_"), f"{module.relative_to(PACKAGE)}: a helper in a registry folder"
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        names = {
+            t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)
+        }
+        assert entry in names, f"{module.relative_to(PACKAGE)}: a module of {registry.name}/ must define {entry}"
 
 
 @pytest.mark.parametrize(
