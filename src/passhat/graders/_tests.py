@@ -141,7 +141,9 @@ def run_suite(workdir: Path, config: Mapping[str, Any], hidden: tuple[Path, ...]
         except UnsafePathError as error:
             raise SetupError(f"tests grader field 'junit': {error}; give a path inside the repo") from None
     writable = [home, reports] if reports.is_dir() else [home]
-    guard = open_guard(command, workdir, tuple(config.get("protected", DEFAULT_PROTECTED)), env)
+    f2p = config.get("fail_to_pass")
+    twins = tuple(map(str, f2p)) if isinstance(f2p, list) else ()  # perturbed-expectation twins (runner guard)
+    guard = open_guard(command, workdir, tuple(config.get("protected", DEFAULT_PROTECTED)), env, twins)
     try:
         fds, exposed = (guard.fds, guard.exposed) if guard else ((), ())
         code, output = run_command(command, workdir, timeout_s, env, hidden, writable, pass_fds=fds, exposed=exposed)

@@ -26,9 +26,13 @@ from pathlib import Path
 from passhat.graders.runner._canary import PRUNE, Canary, Runner, add_canary
 
 GUARD_ENV = "PASSHAT_RUNNER_GUARD"
+TWINS_ENV = "PASSHAT_TWINS"
+_PIPE_BYTES = 60_000  # under Linux's 64 KiB pipe buffer
 PLUGIN_DIR = Path(__file__).resolve().with_name("plugin")
 PLUGIN = "passhat_runner_guard"  # the name pytest loads: a shim over HOOKS (what pytest rewrites is the shim)
 HOOKS = "passhat_guard_hooks"
+TWINS = "passhat_guard_twins"
+MODULES = (PLUGIN, HOOKS, TWINS)  # every top-level module of the plugin's folder
 _PYTEST = re.compile(r"(?:^|[\s/;&|(`])(?:py\.test|pytest)(?:\s|$|[;&|)`])")
 _NODE_TEST = re.compile(r"(?:^|[\s/;&|(])node\s+(?:[^;&|]*\s)?--test(?:\s|$|=)")
 _JS_FILE = re.compile(r"\.[cm]?js$|\*")
@@ -36,6 +40,11 @@ _JS_FILE = re.compile(r"\.[cm]?js$|\*")
 
 def guard_on() -> bool:
     return os.environ.get(GUARD_ENV, "on").strip().lower() not in ("off", "0", "false", "no")
+
+
+def twins_on() -> bool:
+    """PASSHAT_TWINS=off: no perturbed-expectation twins (for tests that show an attack works without them)."""
+    return os.environ.get(TWINS_ENV, "on").strip().lower() not in ("off", "0", "false", "no")
 
 
 def runner_of(command: str) -> Runner | None:
@@ -95,10 +104,13 @@ class Guard:
         self.fds = ()
 
 
-def open_guard(command: str, tree: Path, protected: tuple[str, ...], env: dict[str, str]) -> Guard | None:
+def open_guard(
+    command: str, tree: Path, protected: tuple[str, ...], env: dict[str, str], twins: tuple[str, ...] = ()
+) -> Guard | None:
     """The guard of a run of `command` in `tree` (None when the guard is off or the runner is not one it knows).
     Keeps only absolute PATH entries in `env` (any command); adds the canary to `tree` and, for pytest, makes the
-    channel beside the tree and sets `env` for it."""
+    channel beside the tree and sets `env` for it. `twins`: JUnit ids of the tests run again as perturbed-
+    expectation twins (pytest; none when PASSHAT_TWINS=off)."""
     if not guard_on():
         return None
     env["PATH"] = absolute_path(env.get("PATH", ""))
@@ -108,7 +120,7 @@ def open_guard(command: str, tree: Path, protected: tuple[str, ...], env: dict[s
     guard = Guard(runner, add_canary(tree, runner, protected), tree.resolve())
     if runner == "pytest":
         guard.impostors = impostors(guard.tree)
-        _open_channel(guard, env)
+        _open_channel(guard, env, twins if twins_on() else ())
     return guard
 
 
@@ -117,17 +129,18 @@ def _compile_plugin() -> None:
     """The hooks' bytecode beside them, written here on the host once: the grader's python may only read the
     plugin's folder (and runs with PYTHONDONTWRITEBYTECODE), so it would compile them again on every run —
     about 3 ms of each pytest run's guard cost. Where the folder is not writable, python compiles them as before."""
-    source = PLUGIN_DIR / f"{HOOKS}.py"
-    compiled = Path(importlib.util.cache_from_source(str(source)))
-    try:
-        if compiled.stat().st_mtime_ns >= source.stat().st_mtime_ns:
-            return
-    except OSError:
-        pass
-    try:
-        py_compile.compile(str(source), cfile=str(compiled), doraise=True)
-    except (OSError, py_compile.PyCompileError):
-        pass
+    for name in (HOOKS, TWINS):
+        source = PLUGIN_DIR / f"{name}.py"
+        compiled = Path(importlib.util.cache_from_source(str(source)))
+        try:
+            if compiled.stat().st_mtime_ns >= source.stat().st_mtime_ns:
+                continue
+        except OSError:
+            pass
+        try:
+            py_compile.compile(str(source), cfile=str(compiled), doraise=True)
+        except (OSError, py_compile.PyCompileError):
+            pass
 
 
 def impostors(tree: Path) -> tuple[str, ...]:
@@ -140,11 +153,11 @@ def impostors(tree: Path) -> tuple[str, ...]:
     for folder, dirs, names in os.walk(tree):  # never enters links
         dirs[:] = sorted(d for d in dirs if d not in PRUNE)
         here = Path(folder).relative_to(tree)
-        found += [(here / name).as_posix() for name in (*dirs, *names) if name.split(".")[0] in (PLUGIN, HOOKS)]
+        found += [(here / name).as_posix() for name in (*dirs, *names) if name.split(".")[0] in MODULES]
     return tuple(sorted(found))
 
 
-def _open_channel(guard: Guard, env: dict[str, str]) -> None:
+def _open_channel(guard: Guard, env: dict[str, str], twins: tuple[str, ...]) -> None:
     _compile_plugin()
     folder = guard.tree.parent / "guard"
     folder.mkdir(mode=0o700)
@@ -156,9 +169,14 @@ def _open_channel(guard: Guard, env: dict[str, str]) -> None:
         "key": guard.key.hex(),
         "out": out,
         "canary": {"path": str(guard.tree / canary.rel), "pass": canary.passing, "fail": canary.failing},
+        "twins": list(twins),
     }
     read, write = os.pipe()
-    os.write(write, json.dumps(setup).encode())  # a few hundred bytes: well under a pipe's buffer
+    data = json.dumps(setup).encode()
+    if len(data) > _PIPE_BYTES:  # the pipe is filled before the runner starts: keep it within its buffer
+        setup["twins"] = list(twins)[: max(0, len(twins) * _PIPE_BYTES // len(data) - 1)]
+        data = json.dumps(setup).encode()
+    os.write(write, data)
     os.close(write)
     guard.fds = (read, out)
     python_path = os.pathsep.join(filter(None, [str(PLUGIN_DIR), env.get("PYTHONPATH", "")]))

@@ -6,7 +6,8 @@ Rules (passhat's rule ids): canary-failing-passed — the canary that must fail 
 canary-missing — a canary never ran, yet the command claims success; runner-callable-replaced — one of pytest's
 core callables is no longer pytest's after the run; results-disagree — the channel was forged, a test that raised
 was reported passed, or the JUnit report / exit status claim what the runner's own channel does not;
-runner-shadowed — the command names pytest and exited 0, but no pytest started under passhat's plugin.
+runner-shadowed — the command names pytest and exited 0, but no pytest started under passhat's plugin;
+insensitive-test — a listed test passed and so did its twin, the same test with one expectation made wrong.
 """
 
 from __future__ import annotations
@@ -124,6 +125,12 @@ def _pytest(guard: Guard, command: str, code: int | None, report: Report | None,
     for test, body in sorted(raw.items()):
         if body == "failed" and worst.get(test) == "passed" and test != failing:
             gamed.append((f"results-disagree at {test}", "the test raised, yet its report says passed"))
+    twins = [record for record in records if record["kind"] == "twin"]
+    for twin in twins:
+        test = str(twin.get("id"))
+        if twin.get("raw") == "passed" and raw.get(test) == "passed":
+            why = f"it passed, and so did its twin with the expectation at {twin.get('where')} made wrong"
+            gamed.append((f"insensitive-test at {test}", why))
     end = kinds.get("end")
     if end and end.get("replaced"):
         gamed.append((f"runner-callable-replaced at {', '.join(end['replaced'])}", "not pytest's own after the run"))
@@ -144,6 +151,9 @@ def _pytest(guard: Guard, command: str, code: int | None, report: Report | None,
     if passing and worst.get(passing) not in (None, "passed"):
         return Integrity(problem="passhat's passing canary failed: the runner is broken", code=code)
     note = "Canaries: ok." if not missing else "Canaries did not run (the run failed before them)."
+    if twins:
+        failed = sum(twin.get("raw") == "failed" for twin in twins)
+        note += f" Twins: {failed} of {len(twins)} failed as they must."
     return Integrity(note=note, canaries=junit_canaries, code=code)
 
 

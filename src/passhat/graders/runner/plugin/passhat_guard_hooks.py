@@ -22,6 +22,7 @@ from collections.abc import Generator, Iterable
 from pathlib import Path
 from typing import Any
 
+import passhat_guard_twins as _twins  # type: ignore[import-not-found]
 import pytest
 from _pytest import main as _main
 from _pytest import runner as _runner
@@ -130,6 +131,9 @@ _reported: dict[str, str] = {}  # node id → its call report's outcome
 _canary_ids: dict[str, str] = {}  # "pass" / "fail" → the canary's node id, once collected
 _watched: list[pytest.Config] = []  # the command's own pytest session (not one a test runs in-process)
 _in_body: list[str] = []  # the node id of the test whose body is running: a report meanwhile is an inner session's
+_twin_raw: dict[str, str] = {}  # node id → what its twin's body did (a twin runs unlogged)
+_twin_now: list[str] = []  # the node id whose twin is running
+_planner = _twins.Planner()
 
 
 def _ours(config: pytest.Config) -> bool:
@@ -218,19 +222,53 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     """What the test body really did, seen next to runtest(), before any report is made of it."""
     if not _ours(item.config):
         return (yield)
+    raw = _twin_raw if _twin_now else _raw
     _in_body.append(item.nodeid)
     try:
         result = yield
     except (Skipped, XFailed):
-        _raw[item.nodeid] = "skipped"
+        raw[item.nodeid] = "skipped"
         raise
     except BaseException:
-        _raw[item.nodeid] = "failed"
+        raw[item.nodeid] = "failed"
         raise
     finally:
         _in_body.pop()
-    _raw[item.nodeid] = "passed"
+    raw[item.nodeid] = "passed"
     return result
+
+
+def _junit_id(nodeid: str) -> str:
+    """As passhat's reader names a test (graders._junit.junit_id): `a/b.py::C::t` → `a.b.C::t`."""
+    path, *names = nodeid.split("::")
+    module = path.removesuffix(".py").replace("/", ".")
+    return f"{'.'.join([module, *names[:-1]])}::{names[-1]}" if names else module
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
+    """A listed test (FAIL_TO_PASS) also runs as its perturbed-expectation twin, before or after it at random."""
+    wanted = _SETUP[1].get("twins") if _SETUP is not None and _ours(item.config) and not _in_body else None
+    twin = _planner.plan(item) if wanted and _junit_id(item.nodeid) in wanted else None
+    if twin is None:
+        return (yield)
+    first = _twins.draw(2) == 0
+    if first:
+        _run_twin(item, twin, item.parent)
+    result = yield
+    if not first:
+        _run_twin(item, twin, nextitem)
+    assert _SETUP is not None
+    _SETUP[0].send("twin", id=item.nodeid, where=twin.where, raw=_twin_raw.get(item.nodeid), first=first)
+    return result
+
+
+def _run_twin(item: pytest.Item, twin: object, nextitem: object) -> None:
+    _twin_now.append(item.nodeid)
+    try:
+        _twins.run(item, twin, nextitem)
+    finally:
+        _twin_now.pop()
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -14,6 +14,7 @@ from passhat_guard_hooks import (  # type: ignore[import-not-found]  # noqa: F40
     pytest_ignore_collect,
     pytest_runtest_call,
     pytest_runtest_logreport,
+    pytest_runtest_protocol,
     pytest_runtestloop,
     pytest_sessionfinish,
 )
