@@ -14,10 +14,13 @@ import pytest
 import yaml
 from conftest import ROOT, TASKS
 
+from passhat._errors import TaskError
 from passhat.cli import init, main
 from passhat.extension import DERIVED_METRICS
+from passhat.graders import TrialOutcome, grade, load_graded_task
+from passhat.trial._sandbox import prepare_base
 
-WRITTEN = ["promptfooconfig.yaml", "passhat_promptfoo.py", "package.json", "tasks/README.md"]
+WRITTEN = ["promptfooconfig.yaml", "passhat_promptfoo.py", "package.json", "tasks/README.md", "graders/leftovers.py"]
 FAKE = {"PASSHAT_FAKE_MODEL_URL": f"http://passhat:{'0' * 64}@127.0.0.1:9"}
 
 
@@ -72,7 +75,8 @@ def test_the_env_file_turns_telemetry_off_and_a_failed_trial_into_exit_0(repo, c
     values = dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
     assert values == {"ANTHROPIC_BASE_URL": "http://example.invalid", "PROMPTFOO_DISABLE_UPDATE": "0",
                       "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_FAILED_TEST_EXIT_CODE": "0"}  # fmt: skip
-    assert ".env (+ PROMPTFOO_DISABLE_TELEMETRY PROMPTFOO_FAILED_TEST_EXIT_CODE)" in capsys.readouterr().out
+    said = " ".join(capsys.readouterr().out.split())  # the "wrote" line is wrapped at 120 columns
+    assert ".env (+ PROMPTFOO_DISABLE_TELEMETRY PROMPTFOO_FAILED_TEST_EXIT_CODE)" in said
     assert max(len(line) for line in text.splitlines()) <= 120
 
 
@@ -109,6 +113,36 @@ def test_passhat_validate_accepts_what_init_wrote(repo, monkeypatch, capsys, fak
     assert "extension file://passhat_promptfoo.py:afterAll: promptfoo eval ends with passhat's verdict" in out
 
 
+def test_the_example_grader_init_writes_is_a_team_grader_a_task_can_name(repo, tmp_path):
+    """graders/leftovers.py, named as its docstring says (`file: graders/leftovers.py` from a task's folder), with
+    its settings checked against its SETTINGS; then graded: the reference fix is clean, the same fix with a
+    breakpoint() left in is not."""
+    assert main(["init", str(repo)]) == 0
+    task = repo / "tasks" / "py-median"
+    shutil.copytree(TASKS / "py-median", task)
+    spec = yaml.safe_load((task / "task.yaml").read_text())
+    documented = yaml.safe_load(init.GRADER.split("    graders:\n", 1)[1].split("\n\n", 1)[0])[1]
+    assert documented["file"] == "graders/leftovers.py"
+    spec["graders"] = [documented]
+    (task / "task.yaml").write_text(yaml.safe_dump(spec))
+    [grader] = load_graded_task(task).graders
+    assert grader["file"] == str(repo / "graders" / "leftovers.py") and grader["name"] == "leftovers"
+    spec["graders"] = [{**documented, "settings": {"markers": "pdb"}}]
+    (task / "task.yaml").write_text(yaml.safe_dump(spec))
+    with pytest.raises(TaskError, match=r"field 'graders\[0\]\.settings\.markers': 'pdb' is not of type 'array'; "
+                       rf"the settings' schema is SETTINGS in {repo / 'graders' / 'leftovers.py'}:\d+"):  # fmt: skip
+        load_graded_task(task)
+
+    base = prepare_base(load_graded_task(TASKS / "py-median"), tmp_path / "state" / "cache")
+    fix = (TASKS / "py-median" / "solution.patch").read_bytes()
+    left = fix.replace(b"+    if len(ordered) % 2:", b"+    breakpoint()\n+    if len(ordered) % 2:").replace(
+        b"+11,6", b"+11,7"
+    )
+    graded = [grade(TrialOutcome(task, base.path, patch, {}), grader) for patch in (fix, left)]
+    assert [(g.passed, g.score) for g in graded] == [(True, 1.0), (False, 0.0)]
+    assert graded[1].reason.startswith("1 leftover(s): stats_utils/median.py:") and "breakpoint()" in graded[1].reason
+
+
 def test_validate_in_an_init_ed_repository_checks_its_tasks(repo, monkeypatch, capsys):
     """It said "ok: ready to run" for a task without `prompt:`: it only looked for tasks/promptfoo_tests.py."""
     assert main(["init", str(repo)]) == 0
@@ -126,7 +160,7 @@ def test_validate_in_an_init_ed_repository_checks_its_tasks(repo, monkeypatch, c
     assert err.count("\n") == 1 and str(task / "task.yaml") in err and "prompt" in err, err
 
 
-@pytest.mark.parametrize("existing", [*WRITTEN, "tasks"], ids=lambda name: name)
+@pytest.mark.parametrize("existing", [*WRITTEN, "tasks", "graders"], ids=lambda name: name)
 def test_an_existing_file_stops_init_before_it_writes_anything(repo, capsys, existing):
     (repo / existing).parent.mkdir(exist_ok=True)
     (repo / existing).write_text("theirs\n")

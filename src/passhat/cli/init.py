@@ -2,7 +2,8 @@
 
 Writes promptfooconfig.yaml (provider, graders, tests generator, passhat's extension hooks and the viewer's derived
 metrics, commented), passhat_promptfoo.py (the one entry file: everything else comes from the installed passhat,
-see passhat.promptfoo), tasks/README.md, a package.json pinning promptfoo and the Node 22 it needs, the lines it
+see passhat.promptfoo), tasks/README.md, graders/leftovers.py (a commented team grader, `type: python`: the
+example to copy), a package.json pinning promptfoo and the Node 22 it needs, the lines it
 lacks in .gitignore (`.passhat/`, `node_modules/`, `results.json`) and in .env (promptfoo reads it from the folder
 it runs in: telemetry and update checks off, and a failed trial is no failed eval — the gates decide).
 Nothing is overwritten: every file is checked before the first one is written; any that exists is one error
@@ -59,8 +60,9 @@ providers:
       # claude_md: contexts/terse.md   # compare context strategies as two providers
       # state_dir: .passhat            # cached bases, sandboxes, transcripts and patches (git-ignored)
 
-# One test per folder in tasks/; a task's deterministic graders (tests, files, diff-scope, health, ...) become one
-# assertion that calls {ENTRY}'s get_assert_graders, each judge (rubric, pairwise) one of get_assert_grader.
+# One test per folder in tasks/; a task's deterministic graders (tests, files, diff-scope, health, your own
+# `type: python` ones: see graders/leftovers.py) become one assertion that calls {ENTRY}'s get_assert_graders,
+# each judge (rubric, pairwise) one of get_assert_grader.
 tests: file://{ENTRY}:generate_tests
 
 # afterAll prints passhat's verdict and per-task table at the end of `promptfoo eval` (PASSHAT_REPORT=report.html
@@ -95,6 +97,57 @@ from passhat.promptfoo import tests_generator
 generate_tests = tests_generator(__file__, tasks_dir="tasks")
 '''
 
+GRADER = '''\
+"""A grader of your own (passhat's `type: python`), written by `passhat init` as an example: edit it, copy it.
+
+It fails a trial whose changed files still hold debugging leftovers or merge-conflict markers. Name it in a
+task's task.yaml, beside the shipped graders:
+
+    graders:
+      - type: tests
+        command: python -m pytest -q
+      - type: python
+        file: graders/leftovers.py        # from the repository's root (or the folder holding tasks/), or ./x.py
+        settings: {markers: ["breakpoint()", "<<<<<<< "]}   # checked against SETTINGS below when tasks load
+
+After every trial passhat calls grade(view, settings) in a process of its own, on your machine: this is your
+code, trusted as passhat is, not the agent's. `view` is the trial's outcome, read-only:
+    view.read(path) / view.text(path)   bytes / str of a file of the final tree (None: no such file); a symlink
+                                        the agent made out of the tree is never followed: it raises
+    view.is_link(path), view.readlink(path), view.listdir(path), view.files("*.py")
+    view.base.read(path)                the same file before the agent's change
+    view.patch, view.changed_paths      the agent's diff, the paths it touched
+    view.record                         turns, cost_usd, status, final_text (the agent's last message)
+    view.tool_calls                     the agent's tool calls: name, input, result
+    view.run("npm run build")           a command on a private copy of the final tree, confined like the tests
+                                        grader's (no network); .code, .output, .ok
+There is no path of the tree to open(): read through the view. Return True/False, a score from 0 to 1, or
+(passed, score, reason). Don't print to stdout (Promptfoo reads it): put what you found in the reason. An error
+here fails this grader, with its file:line, and no other; `passhat check-task` runs it on the reference fix.
+"""
+
+SETTINGS = {  # the JSON schema of `settings:` in task.yaml (optional; without it any settings pass)
+    "type": "object",
+    "properties": {"markers": {"type": "array", "items": {"type": "string", "minLength": 1}}},
+    "additionalProperties": False,
+}
+MARKERS = ["breakpoint()", "import pdb", "<<<<<<< ", ">>>>>>> "]
+
+
+def grade(view, settings):
+    markers = settings.get("markers", MARKERS)
+    found = []
+    for path in view.changed_paths:
+        if view.is_link(path):
+            continue  # a link's target is not this change's text (and may be outside the tree)
+        text = view.text(path)  # None: the change deleted it
+        for number, line in enumerate((text or "").splitlines(), start=1):
+            found += [f"{path}:{number}: {marker}" for marker in markers if marker in line]
+    if found:
+        return False, 0.0, f"{len(found)} leftover(s): " + ", ".join(found[:10])
+    return True, 1.0, f"no leftovers in {len(view.changed_paths)} changed file(s)"
+'''
+
 TASKS_README = """\
 # Tasks
 
@@ -104,6 +157,8 @@ folder here as one test. From the folder that holds promptfooconfig.yaml:
     passhat task from-commit {repo} COMMIT --id ID    # from a commit that fixed a bug and added its test
     passhat task new ID                          # a hand-written task: task.yaml with comments, how to make the patch
     passhat check-task tasks/ID                  # its reference solution passes every grader, the empty patch fails
+
+A check of your own is a `type: python` grader: see graders/leftovers.py.
 """
 
 
@@ -168,9 +223,9 @@ def plan(folder: Path) -> dict[str, str]:
         raise PasshatError(msg)
     files = {"promptfooconfig.yaml": CONFIG, ENTRY: ENTRY_TEXT, "package.json": package_json()}
     files["tasks/README.md"] = TASKS_README.format(repo=_repository_argument(folder))
+    files["graders/leftovers.py"] = GRADER
     taken = [name for name in files if os.path.lexists(folder / name)]
-    if (folder / "tasks").exists() and not (folder / "tasks").is_dir():
-        taken.append("tasks")
+    taken += [name for name in ("tasks", "graders") if (folder / name).exists() and not (folder / name).is_dir()]
     if taken:
         names = ", ".join(str(folder / name) for name in taken)
         one = len(taken) == 1
