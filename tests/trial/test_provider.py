@@ -220,10 +220,15 @@ def test_the_cli_version_without_an_init_message_is_asked_of_the_cli_once(tmp_pa
             "rate-limit:9", ["the model API rate-limited the trial (HTTP 429)", "promptfoo eval -j"], 429, id="429"
         ),
         pytest.param("error:503", ["the model API failed (HTTP 503, a server error)"], 503, id="503"),
+        pytest.param("oracle+overloaded:9", ["the model API was overloaded (HTTP 529)"], 529, id="529-overloaded"),
+        pytest.param(
+            "cut:9", ["the model API's replies broke off mid-stream", "cut: the event stream ended"], None, id="cut"
+        ),
+        pytest.param("hang", ["the model API did not answer in time", "api_timeout_s:"], None, id="hang"),
     ],
 )
 def test_an_api_error_is_an_infra_error_that_names_the_status_and_the_fix(tmp_path, fake_model, script, words, status):
-    response = _call(tmp_path, fake_model, fake_script=script, max_retries=0)
+    response = _call(tmp_path, fake_model, fake_script=script, max_retries=0, api_timeout_s=5)
     meta = response["metadata"]
     assert meta["status"] == "infra_error" and "output" not in response
     for word in [*words, "--retry-errors"]:

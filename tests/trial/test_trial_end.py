@@ -78,6 +78,16 @@ def witness(*outcomes: str | None) -> Witness:
             id="overloaded-mid-stream",
         ),
         pytest.param(
+            None, Session(crash="ProcessError: Command failed with exit code 1"), witness("200", "429"), "infra_error",
+            ["the model API rate-limited the trial (HTTP 429)", "exit code 1", "the model API failed 1 time(s); last: 429"],
+            id="no-result-the-proxy-saw-a-429",
+        ),
+        pytest.param(
+            api_error(429, "API Error: Request rejected (429)"), Session(api_error="rate_limit"),
+            witness("200", "overloaded: overloaded_error", "429"), "infra_error",
+            ["the model API rate-limited the trial (HTTP 429)"], id="the-status-before-the-words",
+        ),
+        pytest.param(
             api_error(529, OVERLOADED_529), Session(api_error="server_error"), witness("200", "200"), "agent_crash",
             ["the CLI reports an API error (HTTP 529", "2 request(s) answered, none failed upstream",
              "the CLI's word alone does not count"],

@@ -206,9 +206,9 @@ def cli_says_api_failed(result: ResultMessage | None, api_error: str | None = No
 
 
 def api_failure(status: int | None, words: str) -> tuple[str, str]:
-    """What failed and what to do about it, from the API error status and what the CLI and the proxy said
-    (`words`: an overloaded_error seen mid-stream has no status, only its type)."""
-    low = words.lower()
+    """What failed and what to do about it: by the API error status, else by what the CLI and the proxy said
+    (`words`: an overloaded_error seen mid-stream has no status, only its type; a cut stream, a timeout)."""
+    low = words.lower() if status is None else ""
     shown = f" (HTTP {status})" if status is not None else ""
     if status == 529 or "overloaded" in low:
         return f"the model API was overloaded{shown or ' (overloaded_error)'}", (
@@ -225,14 +225,23 @@ def api_failure(status: int | None, words: str) -> tuple[str, str]:
         return f"the model API refused the account's billing{shown}", f"check the account's credit, {AGAIN}"
     if status is not None and status >= 500:
         return f"the model API failed (HTTP {status}, a server error)", f"an outage of the API: wait, {AGAIN}"
+    if "cut:" in low or "stream_truncated" in low:
+        return "the model API's replies broke off mid-stream", (
+            f"the connection to the API broke before message_stop (a network or gateway problem): {AGAIN}"
+        )
     if "timed out" in low or "no answer" in low or "did not answer" in low:
         return "the model API did not answer in time", f"raise `api_timeout_s:` if the API is slow, {AGAIN}"
     return f"the model API failed{shown}", AGAIN
 
 
+_SEEN_STATUS = re.compile(r"\b(?:first|last): (\d{3})\b")  # the status the proxy recorded, in its evidence
+
+
 def _infra(said: str | None, seen: str | None, result: ResultMessage | None) -> str:
-    """An infra error's reason: what failed (the CLI's status, else the proxy's outcome), both opinions, the fix."""
+    """An infra error's reason: what failed (the CLI's status, else the proxy's), both opinions, the fix."""
     status = result.api_error_status if result is not None else None
+    if status is None and (found := _SEEN_STATUS.search(seen or "")):
+        status = int(found.group(1))
     what, fix = api_failure(status, f"{said or ''} {seen or ''}")
     return "; ".join(part for part in (what, seen, said, fix) if part)
 
@@ -244,8 +253,8 @@ def trial_end(result: ResultMessage | None, session: Session, witness: Witness |
     (agent_crash, counted as a failure). The CLI's own result says which (`cli_says_api_failed`: terminal_reason
     api_error, an API error status such as 429/500/529) and words the reason; passhat's model proxy outside the
     sandbox (`witness`) says what the API really answered. The CLI runs inside the agent's sandbox: the agent's
-    tools can kill it or write a result line of their own to its stdout (tests/trial/test_hostile_agent.py), so
-    when confined the CLI's word counts only with the proxy's agreement — the last request failed or was left
+    tools can kill it, or try to put a result line of their own on its stdout (tests/trial/test_hostile_agent.py),
+    so when confined the CLI's word counts only with the proxy's agreement — the last request failed or was left
     unanswered, or none reached the proxy at all (before any answer the agent has run nothing). A CLI that says
     the API failed while the proxy saw its requests answered and none fail is not an outage: agent_crash, saying
     both. Unconfined there is no proxy, and the CLI's word is all there is."""
@@ -316,8 +325,10 @@ def _failed_session(
         )
     if outside:
         return "infra_error", f"{what}; the CLI was killed from outside the trial's sandbox"
-    if evidence is not None or (witness is None and result is not None):
-        return "infra_error", f"{what}; {evidence}" if evidence else what
+    if evidence is not None:  # the proxy saw the API fail: worded by what it saw
+        return "infra_error", _infra(what, evidence, result)
+    if witness is None and result is not None:
+        return "infra_error", what
     if said is not None:
         return "agent_crash", (
             f"{what}; but passhat's model proxy saw no outage ({witness.answered if witness else 0} request(s) "
