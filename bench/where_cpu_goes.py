@@ -52,6 +52,7 @@ ACCT_V3 = struct.Struct("<BBHIIIIIIfHHHHHHHH16s")  # linux/acct.h struct acct_v3
 AHZ = 100  # acct_v3 times are in 1/AHZ s
 AFORK = 0x01  # forked but never exec'd
 PR_SET_CHILD_SUBREAPER = 36
+SKEW_S = 2  # how much earlier than its parent a child's recorded start may be
 UTILS = {"git", "cat", "mkdir", "mktemp", "rm", "cp", "mv", "ln", "env", "id", "readlink", "basename", "dirname"}
 TARGET, GOAL = 1.3, 1.15
 
@@ -120,7 +121,8 @@ def read_pacct(data: bytes) -> list[Proc]:
 
 @dataclass
 class Tree:
-    """The records as a forest: a process's parent is the latest earlier record of its parent's pid."""
+    """The records as a forest: a process's parent is the latest record of its parent's pid that started before it
+    (within SKEW_S)."""
 
     procs: list[Proc]
     children: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))  # index -> indexes
@@ -131,7 +133,8 @@ class Tree:
         for i, proc in enumerate(self.procs):
             by_pid[proc.pid].append(i)
         for i, proc in enumerate(self.procs):
-            parents = [j for j in by_pid.get(proc.ppid, []) if j != i and self.procs[j].start <= proc.start]
+            # start times are whole seconds, each rounded its own way: a child may seem to start before its parent
+            parents = [j for j in by_pid.get(proc.ppid, []) if j != i and self.procs[j].start <= proc.start + SKEW_S]
             if parents:
                 self.children[max(parents, key=lambda j: self.procs[j].start)].append(i)
             else:

@@ -48,9 +48,9 @@ def test_the_loop_split_into_cli_tests_and_shell():
     data = b"".join([
         record(20, 10, 0.01, "bash"),  # seed_loop.sh, a child of the bench (pid 10)
         record(21, 20, 0.0, "git"),  # worktree add
-        record(22, 20, 0.02, "bash", forked=True),  # the trial's subshell
+        record(22, 20, 0.02, "bash", start=101, forked=True),  # the trial's subshell
         record(23, 22, 0.0, "cat"),
-        record(24, 22, 0.9, "JSCWarmUp"),  # the CLI (a thread's name)
+        record(24, 22, 0.9, "JSCWarmUp", start=100),  # the CLI (a thread's name), "before" its parent: rounding
         record(25, 24, 0.05, "git"),  # the CLI's own git
         record(26, 22, 0.0, "git"),
         record(27, 22, 0.4, "python"),  # the test command
