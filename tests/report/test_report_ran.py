@@ -28,8 +28,8 @@ def rows() -> list[dict[str, Any]]:
     """bump-version ran on Claude Code 2.1.9 with claude-opus-5-5; fix-typo on 2.1.332, one trial also answered by
     claude-haiku-4-5 (a side request); one infra error row that recorded nothing."""
     found = [ran_row("bump-version", i, ["claude-opus-5-5"], OLD_CLI) for i in range(2)]
-    found += [ran_row("fix-typo", 0, ["claude-haiku-4-5", "claude-opus-5-5"], NEW_CLI)]
-    found += [ran_row("fix-typo", 1, ["claude-opus-5-5"], NEW_CLI, "fail")]
+    found += [ran_row("fix-typo", 0, ["claude-opus-5-5"], NEW_CLI)]
+    found += [ran_row("fix-typo", 1, ["claude-haiku-4-5", "claude-opus-5-5"], NEW_CLI, "fail")]  # in the 2nd part
     found.append(passhat_row("fix-typo", "error", turns=None, repeat=2))
     return found
 
