@@ -1,6 +1,6 @@
 """The rehearsal of the real-API path that costs nothing: the example suite (promptfooconfig.yaml) through the real
 `promptfoo eval`, once in real-API mode — PASSHAT_REAL_CLAUDE=1, a dummy ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL at
-`passhat fake-model --open`, which answers the API's own /v1/messages as the API does (compressed as the CLI
+`passhat fake-model --open` (here in the test's process), which answers the API's own /v1/messages as the API does (compressed as the CLI
 accepts, pings, thinking with signature deltas, prompt-cache usage in the final message_delta, web search, a 529
 with retry-after, an overloaded_error mid-stream: script `oracle+real`) — and once on the scripted model's
 tokened routes with the same server and script. Real mode must give the same verdicts, charge every trial, meter
@@ -13,18 +13,21 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, SHIPPED_TASKS, TASKS
 
+from passhat.fake_model import OpenRoute, start_in_thread
+from passhat.fake_model._open import trial_of
+from passhat.fake_model._wire import choose_encoding
 from passhat.tasks import load_task
 from passhat.trial.spend import cost_usd
 
 pytestmark = pytest.mark.e2e
 REPEAT = 2
 SCRIPT = "oracle+real"
+KEY = "sk-ant-passhat-rehearsal"  # a dummy key: the scripted model takes any
 # the CLI's per-model usage (the result message's modelUsage) by passhat's usage field
 CLI_FIELDS = {
     "input_tokens": "inputTokens",
@@ -38,25 +41,12 @@ CLI_FIELDS = {
 
 
 @pytest.fixture(scope="module")
-def server_url(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("open")
-    url_file, log = folder / "url", folder / "server.log"
-    command = [sys.executable, "-m", "passhat.cli", "fake-model", "--open", "--tasks-dir", str(TASKS)]
-    with log.open("w") as err:
-        server = subprocess.Popen(
-            [*command, "--script", SCRIPT, "--port", "0", "--url-file", str(url_file)], stderr=err
-        )
-        try:
-            for _ in range(200):
-                if url_file.is_file() and url_file.read_text().strip():
-                    break
-                if server.poll() is not None:
-                    pytest.fail(f"passhat fake-model exited: {log.read_text()}")
-                time.sleep(0.05)
-            yield url_file.read_text().strip()  # http://passhat:<secret>@127.0.0.1:PORT
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
+def server():
+    """The scripted model in this process (its ledger and calls are read here): `passhat fake-model --open`."""
+    running = start_in_thread(TASKS, SCRIPT)
+    running.front = OpenRoute.from_tasks(TASKS)
+    yield running
+    running.stop()
 
 
 def _eval(work: Path, model_env: dict[str, str]) -> list[dict]:
@@ -79,15 +69,20 @@ def _eval(work: Path, model_env: dict[str, str]) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, server_url):
-    origin = server_url.replace(server_url.split("//", 1)[1].split("@", 1)[0] + "@", "")  # the URL without its secret
+def runs(tmp_path_factory, server):
+    """The real-mode run, what the server saw of it (its calls; the usage it reported per trial), then the
+    scripted-route run."""
     work = tmp_path_factory.mktemp("rehearsal")
-    real = _eval(
-        work / "real",
-        {"PASSHAT_REAL_CLAUDE": "1", "ANTHROPIC_BASE_URL": origin, "ANTHROPIC_API_KEY": "sk-ant-passhat-rehearsal"},
-    )
-    scripted = _eval(work / "scripted", {"PASSHAT_FAKE_MODEL_URL": server_url})
-    return real, scripted
+    model_env = {"ANTHROPIC_BASE_URL": server.origin, "ANTHROPIC_API_KEY": KEY}
+    real = _eval(work / "real", {"PASSHAT_REAL_CLAUDE": "1", **model_env})
+    calls = list(server.calls)
+    reported = {}
+    for row in real:
+        meta = _meta(row)
+        route = (meta["task_id"], trial_of(meta["session_id"]), None)
+        reported[(meta["task_id"], meta["repeat_index"])] = server.reported(route, broken=True)
+    scripted = _eval(work / "scripted", {"PASSHAT_FAKE_MODEL_URL": server.url})
+    return real, scripted, calls, reported
 
 
 def _meta(row: dict) -> dict:
@@ -99,7 +94,7 @@ def verdicts(rows: list[dict]) -> dict[tuple[str, int], bool]:
 
 
 def test_every_trial_ran_without_an_infra_error(runs):
-    for rows, scripted in zip(runs, (False, True), strict=True):
+    for rows, scripted in zip(runs[:2], (False, True), strict=True):
         assert len(rows) == len(SHIPPED_TASKS) * REPEAT
         assert [
             (_meta(r)["task_id"], _meta(r)["status"], r.get("error")) for r in rows if _meta(r)["status"] != "ok"
@@ -108,14 +103,32 @@ def test_every_trial_ran_without_an_infra_error(runs):
 
 
 def test_real_mode_gives_the_verdicts_of_the_scripted_routes(runs):
-    real, scripted = runs
+    real, scripted, _, _ = runs
     assert verdicts(real) == verdicts(scripted)
     impossible = {t for t in SHIPPED_TASKS if load_task(TASKS / t).expect == "impossible"}
     assert impossible and {task for (task, _), passed in verdicts(real).items() if not passed} == impossible  # oracle
 
 
+def test_real_mode_asked_for_compressed_replies_on_the_apis_own_path(runs):
+    _, _, calls, _ = runs
+    asked = [call["headers"] for call in calls if call["endpoint"] == "v1/messages"]
+    cli = [headers for headers in asked if headers["user-agent"].startswith("claude-cli/")]
+    assert cli and all(headers["x-api-key"] == KEY for headers in cli)  # the proxy's key, not the CLI's placeholder
+    judge = [headers for headers in asked if headers not in cli]  # passhat's judge: the anthropic SDK, Bearer
+    assert judge and all(headers["authorization"] == f"Bearer {KEY}" for headers in judge)
+    assert {choose_encoding(headers.get("accept-encoding")) for headers in asked} == {"gzip"}  # compressed replies
+
+
+def test_every_real_trial_is_charged_the_usage_the_server_reported(runs):
+    real, _, _, reported = runs
+    for row in real:
+        meta = _meta(row)
+        key = (meta["task_id"], meta["repeat_index"])
+        assert meta["model_spend"]["usage"] == reported[key] and reported[key]["input_tokens"] > 0, key
+
+
 def test_every_real_trial_is_charged_the_usage_the_cli_saw_priced_as_the_cli_prices_it(runs):
-    real, _ = runs
+    real, _, _, _ = runs
     for row in real:
         meta = _meta(row)
         spend, models = meta["model_spend"], meta["model_usage"]
