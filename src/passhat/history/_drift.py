@@ -3,7 +3,8 @@
 The rule is `_rule`'s (its docstring says it whole): by default each trial's pass/fail, a drop of the pass rate by
 more than 2 standard errors of the difference; for a score, a drop by more than 2 SE of the batch mean or by more
 than the absolute threshold. Series with different judge_version are never compared: a new judge_version starts a
-new series, with its own baseline.
+new series, with its own baseline. What ran differently since the baseline (the models that answered, the Claude Code
+and Agent SDK versions) is said in a note (`_explain.ran_changes`): a drift often has one of them as its cause.
 """
 
 from __future__ import annotations
