@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from passhat.graders._globs import matches
+from passhat.graders.runner._node_canary import assert_use, canary_block, insert_prologue, prologue
 from passhat.trial._paths import UnsafePathError, read_within, write_within
 
 Runner = Literal["pytest", "node"]
@@ -30,7 +31,7 @@ _PY_IMPORT = re.compile(  # `from pkg.mod import x` (not relative) or `import a.
     re.MULTILINE,
 )
 _SCAN_LIMIT = 400  # test files read to find the package; more is not needed to find the common import
-_MUST_FAIL = "passhat canary: this test must fail (the tests grader checks that it does)"
+_MUST_FAIL = "passhat canary: this test must fail (the tests grader checks that it does)"  # (pytest's)
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class Canary:
     failing: str
     imports: tuple[str, ...]
     host: str | None = None
+    uses: tuple[tuple[str, ...], ...] = ()  # node: the tests' assert modules, functions and kinds of values
 
 
 def _files(tree: Path, suffixes: tuple[str, ...]) -> list[str]:
@@ -123,8 +125,10 @@ def _node(tree: Path, protected: tuple[str, ...]) -> Canary:
     tests = [rel for rel in _files(tree, _JS) if matches(rel, protected)][:_SCAN_LIMIT]
     specs: Counter[tuple[str, str, str]] = Counter()  # (folder, how, spec): a relative spec holds from its folder
     users: dict[tuple[str, str, str], str] = {}
+    sources = {rel: _read(tree, rel) for rel in tests}
+    uses = assert_use(list(sources.values()))
     for rel in tests:
-        source, folder = _read(tree, rel), rel.rpartition("/")[0]
+        source, folder = sources[rel], rel.rpartition("/")[0]
         found = [(folder, "require", m["spec"]) for m in _REQUIRE.finditer(source)]
         found += [(folder, "import", m["spec"]) for m in _IMPORT.finditer(source)]
         specs.update(found)
@@ -133,10 +137,10 @@ def _node(tree: Path, protected: tuple[str, ...]) -> Canary:
     passing, failing = (f"{secrets.token_hex(4)} {secrets.token_hex(4)}" for _ in range(2))
     if specs:
         host = users[min(specs, key=lambda key: (-specs[key], key))]
-        return Canary(host, passing, failing, (), _module_kind(tree, host))
+        return Canary(host, passing, failing, (), _module_kind(tree, host), uses)
     folder = tests[0].rpartition("/")[0] if tests else "test"
     name = f"canary_{secrets.token_hex(5)}.test.mjs"
-    return Canary(f"{folder}/{name}" if folder else name, passing, failing, (), None)
+    return Canary(f"{folder}/{name}" if folder else name, passing, failing, (), None, uses)
 
 
 def _values() -> tuple[int, int]:
@@ -153,34 +157,21 @@ def _python_text(canary: Canary) -> str:
     return "\n".join(lines)
 
 
-def _node_text(canary: Canary) -> str:
-    """The canary tests in a block of their own (no name of the host file's is shadowed outside it)."""
-    a, b = _values()
-    load = "await import" if canary.host != "cjs" else "require"
-    test, check = ("(await import('node:test')).default", "(await import('node:assert/strict')).default")
-    if load == "require":
-        test, check = "require('node:test')", "require('node:assert/strict')"
-    return "\n".join(
-        [
-            "",
-            "// passhat canary",
-            "{",
-            f"  const passhatTest = {test};",
-            f"  const passhatAssert = {check};",
-            f"  passhatTest({json.dumps(canary.passing)}, () => {{ passhatAssert.strictEqual({a}, {a}); }});",
-            f"  passhatTest({json.dumps(canary.failing)}, () => {{",
-            f"    passhatAssert.strictEqual({a}, {b}, {json.dumps(_MUST_FAIL)});",
-            "  });",
-            "}",
-            "",
-        ]
-    )
+def _node_text(canary: Canary, before: str) -> str:
+    """The host file (or a file of its own) with the canary's prologue first and its tests last."""
+    token = secrets.token_hex(6)
+    cjs = canary.host == "cjs"
+    text = insert_prologue(before, prologue(token, canary.uses[0] if canary.uses else (), esm=not cjs))
+    return text.rstrip("\n") + "\n" + canary_block(token, canary.passing, canary.failing, cjs, canary.uses)
 
 
 def add_canary(tree: Path, runner: Runner, protected: tuple[str, ...]) -> Canary:
     """Write a fresh canary into `tree` (the grader's private copy) for `runner`; its names are new each call."""
-    canary = _python(tree, protected) if runner == "pytest" else _node(tree, protected)
-    text = _python_text(canary) if runner == "pytest" else _node_text(canary)
+    if runner == "pytest":
+        canary = _python(tree, protected)
+        write_within(tree, canary.rel, _python_text(canary).encode())
+        return canary
+    canary = _node(tree, protected)
     before = _read(tree, canary.rel) if canary.host in ("cjs", "esm") else ""
-    write_within(tree, canary.rel, (before.rstrip("\n") + "\n" + text).lstrip("\n").encode())
+    write_within(tree, canary.rel, _node_text(canary, before).lstrip("\n").encode())
     return canary
