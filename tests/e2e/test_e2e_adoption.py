@@ -337,3 +337,63 @@ def _wait_for(file: Path, server: subprocess.Popen) -> str:
             pytest.fail("passhat fake-model exited")
         time.sleep(0.05)
     pytest.fail(f"passhat fake-model wrote no {file} in 15 s")
+
+
+API_GRADER = '''\
+"""tinystats keeps its public API: every function named in the settings is still defined."""
+
+SETTINGS = {"type": "object", "required": ["names"],
+            "properties": {"names": {"type": "array", "items": {"type": "string"}, "minItems": 1}}}
+
+
+def grade(view, settings):
+    source = view.text("tinystats/__init__.py") or ""
+    missing = [name for name in settings["names"] if f"def {name}(" not in source]
+    kept = len(settings["names"]) - len(missing)
+    return not missing, kept / len(settings["names"]), f"missing: {', '.join(missing)}" if missing else "API kept"
+'''
+
+
+def test_a_team_grader_in_the_repository_is_a_named_score_in_the_report(adopted):
+    """The team checks a property of its own: the example grader `passhat init` wrote (graders/leftovers.py) and
+    one it writes in evals/graders/, both `type: python` in the task from-commit made. check-task runs them, and a
+    rehearsal eval (the installed wheel's passhat inside promptfoo's assertion) gives each its named score, which
+    `passhat report` shows."""
+    repo, env = adopted.repo, dict(adopted.env)
+    task_yaml, config = repo / "tasks/fix-something/task.yaml", repo / "promptfooconfig.yaml"
+    kept = {task_yaml: task_yaml.read_text(), config: config.read_text()}
+    (repo / "evals" / "graders").mkdir(parents=True, exist_ok=True)
+    (repo / "evals" / "graders" / "api.py").write_text(API_GRADER)
+    spec = yaml.safe_load(kept[task_yaml])
+    spec["graders"] += [
+        {"type": "python", "file": "graders/leftovers.py"},  # as its docstring says to name it
+        {"type": "python", "file": "evals/graders/api.py", "settings": {"names": ["mean", "median", "variance"]}},
+    ]
+    task_yaml.write_text(yaml.safe_dump(spec, sort_keys=False))
+    settings = yaml.safe_load(kept[config])
+    settings["providers"][0]["config"]["fake_script"] = "oracle"  # whatever an earlier test set
+    config.write_text(yaml.safe_dump(settings, sort_keys=False))
+    passhat = Path(env["VIRTUAL_ENV"]) / "bin" / "passhat"
+    server = subprocess.Popen([passhat, "fake-model", "--url-file", ".passhat/team.url"], cwd=repo, env=env,
+                              stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        env["PASSHAT_FAKE_MODEL_URL"] = _wait_for(repo / ".passhat" / "team.url", server)
+        checked = _run([passhat, "check-task", "tasks/fix-something"], repo, env)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert "ok      fix-something: reference passes all" in checked.stdout
+        evaluated = _run(["npx", "promptfoo", "eval", "--repeat", "2", "-o", "team.json"], repo, env, timeout=900)
+        assert evaluated.returncode == 0, evaluated.stdout[-3000:] + evaluated.stderr[-3000:]
+        report = _run([passhat, "report", "team.json", "--format", "json"], repo, env)
+        assert report.returncode == 0, report.stderr
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        for file, text in kept.items():
+            file.write_text(text)
+    [summary] = json.loads(report.stdout)["tasks"]
+    assert (summary["n"], summary["passes"]) == (2, 2)
+    assert summary["named_scores"]["leftovers"] == 1 and summary["named_scores"]["api"] == 1
+    rows = json.loads((repo / "team.json").read_text())["results"]["results"]
+    reasons = {c["assertion"]["metric"]: c["reason"] for row in rows for c in row["gradingResult"]["componentResults"]
+               if "metric" in c["assertion"]}  # fmt: skip
+    assert reasons["api"] == "API kept" and reasons["leftovers"] == "no leftovers in 1 changed file(s)"
