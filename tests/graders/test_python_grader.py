@@ -16,7 +16,7 @@ from calc_task import fix_add, make_trial
 
 from passhat._errors import TaskError
 from passhat.cli import main
-from passhat.graders import load_graded_task
+from passhat.graders import load_graded_task, preflight
 from passhat.graders._live import grade_all_promptfoo
 from passhat.graders._suite import promptfoo_test
 
@@ -251,6 +251,11 @@ def test_the_file_is_found_from_the_task_folder_up_to_the_repository_root(team, 
     (tmp_path / "tasks" / "calc" / "local.py").write_text("def grade(view):\n    return True\n")
     [local] = load_graded_task(_task(tmp_path, [{"type": "python", "file": "./local.py", "name": "here"}])).graders
     assert local["file"] == str(tmp_path / "tasks" / "calc" / "local.py") and local["name"] == "here"
+    [line] = preflight([load_graded_task(_task(tmp_path, [_team("grade")]))])  # what `passhat validate` says
+    assert (
+        line
+        == f"calc: graders[0] python {tmp_path / 'evals/graders/calc_checks.py'}:grade (settings checked by SETTINGS at line 4)"
+    )
     said = _load_error(tmp_path, {"type": "python", "file": "evals/graders/nope.py"})
     assert said.startswith(f"{tmp_path / 'tasks/calc/task.yaml'}: field 'graders[0].file': 'evals/graders/nope.py': ")
     assert f"no such file (looked in {tmp_path / 'tasks/calc/evals/graders'}, " in said

@@ -5,8 +5,8 @@ May import: passhat._errors, tasks, trial (the outcome), judge (the rubric / pai
 Exports: GraderKind, grader_kinds, Grade, TrialOutcome, grade, load_graded_task(s), check_graders, generate_tests,
 preflight, TestLists, compute_test_lists.
 
-Each kind takes the trial's outcome and the grader's config (an item of task.yaml `graders:`) and returns a
-Grade. Live grading in Promptfoo: graders._live; Promptfoo tests: graders._suite; regrade: graders._regrade.
+Each kind takes the outcome's view (graders.view: read-only, no path of the tree) and the grader's config (an
+item of task.yaml `graders:`) and returns a Grade; `type: python` runs a team's own function (graders.team). Live grading in Promptfoo: graders._live; Promptfoo tests: graders._suite; regrade: graders._regrade.
 """
 
 from __future__ import annotations

@@ -38,6 +38,15 @@ def resolve_python(task_dir: Path, grader: dict) -> dict:
     return {**grader, "file": str(file), "name": grader.get("name", default_name)}
 
 
+def python_preflight(task_dir: Path, task_id: str, grader: dict) -> str:
+    """What `passhat validate` says of it: the file it found, the function, what checks the settings."""
+    from passhat.graders.team import DEFAULT_FUNCTION, read_module
+
+    module = read_module(Path(grader["file"]), grader.get("function", DEFAULT_FUNCTION))
+    checked = f"settings checked by SETTINGS at line {module.settings_line}" if module.settings else "no SETTINGS"
+    return f"python {grader['file']}:{grader.get('function', DEFAULT_FUNCTION)} ({checked})"
+
+
 SETTINGS = {
     "required": ["file"],
     "properties": {
@@ -63,4 +72,11 @@ SETTINGS = {
     },
 }
 
-KIND = GraderKind("python", grade_python, deterministic=True, settings=SETTINGS, resolve=resolve_python)
+KIND = GraderKind(
+    "python",
+    grade_python,
+    deterministic=True,
+    settings=SETTINGS,
+    preflight=python_preflight,
+    resolve=resolve_python,
+)
