@@ -5,6 +5,7 @@ are written only when asked for. Module sets, not times: the bench measures the 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -75,13 +76,16 @@ def test_the_viewer_counts_verdicts_as_the_report_decides_them():
 
 def test_role_markers_only_when_asked(tmp_path, monkeypatch):
     monkeypatch.delenv(_cpu_roles.VAR, raising=False)
-    code = "from passhat.promptfoo import afterEach; afterEach({})"
-    subprocess.run([sys.executable, "-c", code], check=True)
+    monkeypatch.setattr(_cpu_roles, "_marked", set())
+    monkeypatch.chdir(tmp_path)
+    _cpu_roles.mark("hook:afterEach")
+    _cpu_roles.stage("import", 0.5)
+    assert _cpu_roles._marked == set() and list(tmp_path.iterdir()) == []
     marks = tmp_path / "marks"
     marks.mkdir()
-    env = {**__import__("os").environ, _cpu_roles.VAR: str(marks)}
-    proc = subprocess.run([sys.executable, "-c", f"import os; {code}; print(os.getpid())"], check=True, env=env,
-                          capture_output=True, text=True)  # fmt: skip
+    code = "import os; from passhat.promptfoo import afterEach; afterEach({}); print(os.getpid())"
+    env = {**os.environ, _cpu_roles.VAR: str(marks)}
+    proc = subprocess.run([sys.executable, "-c", code], check=True, env=env, capture_output=True, text=True)
     lines = (marks / proc.stdout.split()[-1]).read_text().splitlines()
     assert lines[0] == "role hook:afterEach"
     assert [line.split()[:2] for line in lines[1:]] == [["stage", "start"], ["stage", "import"]]
