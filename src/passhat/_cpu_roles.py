@@ -4,9 +4,8 @@ Kernel process accounting names a process by its pid, parent and command, and ev
 processes is `python`. With the variable set, each of passhat's Promptfoo entry points (the provider worker, an
 assertion, an extension hook, the test generator) says what it is: it appends lines `<what> <CPU seconds>` to
 `DIR/<pid>`, e.g. `role assertion`, `stage start 0.21` (its CPU so far: interpreter, Promptfoo's wrapper, the
-entry file), `stage grader:tests 0.05`. It also makes the process a child subreaper (Linux prctl), so that a
-process its children leave behind (bubblewrap's inner half, whose outer half exits first) stays in its tree for the
-bench to find rather than passing to init. Unset, an entry point pays one environment lookup.
+entry file), `stage grader:tests 0.05`. It changes nothing else about the process (no subreaper: zombies it never reaped
+would hold a trial's process group alive). Unset, an entry point pays one environment lookup.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ import os
 import time
 
 VAR = "PASSHAT_CPU_ROLES"
-_PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 _marked: set[int] = set()
 
 
@@ -33,18 +31,12 @@ def note(line: str) -> None:
 
 
 def mark(role: str) -> None:
-    """Say this process's role (once per process) with its CPU so far, and keep its orphans in its tree."""
+    """Say this process's role (once per process) with its CPU so far."""
     if not enabled() or os.getpid() in _marked:
         return
     _marked.add(os.getpid())
     note(f"role {role}")
     note(f"stage start {time.process_time():.4f}")
-    import ctypes  # only when measuring
-
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: the bench's ancestry loses the orphans, nothing else changes
-        pass
 
 
 def stage(name: str, seconds: float) -> None:
