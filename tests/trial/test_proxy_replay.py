@@ -2,7 +2,8 @@
 proxy, in every chunking (whole, byte, utf8, data) and every encoding the CLI accepts (identity, gzip, deflate, br,
 zstd): the client gets the exact bytes the upstream sent; the trial is charged each usage field, the tokens and
 the dollars the manifest says; the witness records the outcome it says (errors as infra evidence); and a
-model_tokens or model_usd cap set just below a reply's figures fires. One server and one proxy for the module."""
+model_tokens or model_usd cap set just below a reply's figures fires. One server and one proxy for the module (a few seconds; real
+trials against recordings: test_replay_trials.py)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def proxied(tmp_path_factory):
     folder = tmp_path_factory.mktemp("proxy") / "run"
     folder.mkdir()
     proxy = ModelProxy(folder / "m.sock", upstream.origin, {"x-api-key": "REAL"}).start()
-    yield proxy, replay
+    yield proxy, replay, upstream.origin
     proxy.stop()
     upstream.stop()
 
@@ -63,7 +64,7 @@ def nonzero(usage: object) -> dict:
 @pytest.mark.parametrize("chunking", SPLITS)
 @pytest.mark.parametrize("name", sorted(RECORDINGS))
 def test_a_recorded_reply_through_the_proxy(proxied, name, chunking, encoding):
-    proxy, replay = proxied
+    proxy, replay, _ = proxied
     recording = RECORDINGS[name]
     # a token cap one below the reply's tokens (or none for a reply without usage)
     spend = proxy.spend = Spend(10, max(recording.tokens - 1, 1), 100.0, recording.model)
