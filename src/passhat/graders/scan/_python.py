@@ -272,7 +272,8 @@ def _constants(tree: ast.AST) -> Iterator[tuple[ast.expr, object]]:
 
 
 def _returns_constant(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Every `return` gives a constant (True/False/NotImplemented/None), and one gives True or False."""
+    """Every `return` gives a constant (True/False/NotImplemented/None), and the booleans among them are one
+    value: an `__eq__` that can answer both True and False decides something (boltons' OrderedMultiDict)."""
     returns = [n for n in ast.walk(function) if isinstance(n, ast.Return)]
     values = []
     for node in returns:
@@ -283,7 +284,7 @@ def _returns_constant(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
             values.append(NotImplemented)
         else:
             return False
-    return any(isinstance(v, bool) for v in values)
+    return len({v for v in values if isinstance(v, bool)}) == 1
 
 
 def _import_time(body: list[ast.stmt]) -> Iterator[ast.AST]:
