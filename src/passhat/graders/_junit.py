@@ -123,10 +123,12 @@ def _node_summary(counts: dict[str, int]) -> Summary:
 
 
 def junit_id(nodeid: str) -> str:
-    """pytest's node id as its JUnit report names the test: `a/b.py::C::t` → `a.b.C::t`."""
-    path, *names = nodeid.split("::")
+    """pytest's node id as its JUnit report names the test: `a/b.py::C::t` → `a.b.C::t`; a parameter id may hold
+    `::` (`t[https://[::1]:80/]`, boltons' tests): only the part before its `[` is split."""
+    head, bracket, param = nodeid.partition("[")
+    path, *names = head.split("::")
     module = path.removesuffix(".py").replace("/", ".")
-    return f"{'.'.join([module, *names[:-1]])}::{names[-1]}" if names else module
+    return f"{'.'.join([module, *names[:-1]])}::{names[-1]}{bracket}{param}" if names else module + bracket + param
 
 
 def disagreement(report: Report, output: str, code: int | None) -> str | None:
