@@ -33,17 +33,13 @@ TOY = textwrap.dedent('''\
     from __future__ import annotations
 
     from passhat.graders._common import Grade
-    from passhat.graders._run import grader_env, run_command
     from passhat.graders.kinds import GraderKind
-    from passhat.trial._outcome import TrialOutcome
+    from passhat.graders.view import OutcomeView
 
 
-    def grade_lint(outcome: TrialOutcome, config: dict) -> Grade:
-        with outcome.private_copy() as workdir:
-            home = workdir.parent / "home"
-            home.mkdir()
-            code, output = run_command(config["command"], workdir, 60, grader_env(config, home), writable=[home])
-        return Grade(code == 0, 1.0 if code == 0 else 0.0, f"`{{config['command']}}` exited {{code}}: {{output[-200:]}}")
+    def grade_lint(view: OutcomeView, config: dict) -> Grade:
+        ran = view.run(config["command"], timeout_s=60)  # a private copy of base + patch, confined
+        return Grade(ran.ok, 1.0 if ran.ok else 0.0, f"`{{config['command']}}` exited {{ran.code}}: {{ran.output[-200:]}}")
 
 
     KIND = GraderKind(
