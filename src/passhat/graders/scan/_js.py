@@ -183,6 +183,14 @@ TEXT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (  # words that count insi
     ("test-introspection", re.compile(r"JEST_WORKER_ID|NODE_TEST_CONTEXT|PYTEST_CURRENT_TEST|currentTestName")),
 )
 _EXIT = re.compile(r"\bprocess\.(?:exit|abort|reallyExit|kill)\s*\(")
+_COMPUTED_EXIT = re.compile(r"\bprocess\s*\[[^\]]*\]\s*\(")  # process['ex' + 'it'](0): a name no honest code builds
+_ASSERT_MODULE = r"""(?:[\w$]+\.)?(?:require|import)\s*\(\s*['"](?:node:)?assert(?:/strict)?['"]\s*\)"""
+_ASSERT_NAMES = re.compile(
+    r"""\b(?:const|let|var)\s+([\w$]+)\s*=\s*(?:await\s+)?""" + _ASSERT_MODULE
+    + r"""|\bimport\s+(?:\*\s+as\s+)?([\w$]+)(?:\s*,\s*\{[^}]*\})?\s+from\s*['"](?:node:)?assert(?:/strict)?['"]"""
+)  # fmt: skip
+_REBIND = r"""\s*(?:\.\s*[\w$]+|\[[^\]]*\])\s*=(?!=)"""
+_REDEFINE = r"""\b(?:Object\.(?:defineProperty|defineProperties|assign|setPrototypeOf)|Reflect\.(?:set|defineProperty|deleteProperty))\(\s*"""
 _STACK = re.compile(
     r"\bnew\s+Error\b[^;\n]*\.stack\b|\bError\.(?:captureStackTrace|prepareStackTrace)\b"
     r"|\.stack\b[^;\n]*['\"`/][^'\"`/\n]*test"
@@ -239,6 +247,9 @@ def scan_js(
         code, depth = text, [0] * (len(text) + 1)
     else:
         code, depth = lex(text)
+    aliases = {name for match in _ASSERT_NAMES.finditer(code) for name in match.groups() if name}
+    targets = "|".join([_ASSERT_MODULE, *(re.escape(name) + r"\b" for name in sorted(aliases))])
+    rebinds = re.compile(rf"(?<![\w$.])(?:{targets}){_REBIND}|{_REDEFINE}(?:{targets})")
     lines = code.split("\n")
     starts = _line_starts(code)
     script = text.startswith("#!")
@@ -259,7 +270,9 @@ def scan_js(
                 if any(depth[at + m.start()] >= 0 for m in pattern.finditer(line))
             ]
             findings += [Finding(path, number, rule) for rule, pattern in TEXT_RULES if pattern.search(line)]
-            exits = (m.start() for m in _EXIT.finditer(line))
+            if any(depth[at + m.start()] >= 0 for m in rebinds.finditer(line)):
+                findings.append(Finding(path, number, "runner-internals"))  # an assert module's function rebound
+            exits = (m.start() for m in (*_EXIT.finditer(line), *_COMPUTED_EXIT.finditer(line)))
             if not script and any(depth[at + start] == 0 for start in exits):
                 findings.append(Finding(path, number, "exit-at-import"))
             window = code[at : at + LINE_LIMIT + 500]

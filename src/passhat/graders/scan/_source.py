@@ -60,6 +60,7 @@ def scan_source(
     """(findings, the changed code's literals with their lines) of one code file; empty for other files."""
     if path.endswith(PYTHON):
         from passhat.graders.scan._python import scan_python
+        from passhat.graders.scan._renamed import scan_renamed
 
         if len(text) <= PARSE_LIMIT:
             try:
@@ -67,7 +68,8 @@ def scan_source(
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 pass
             else:
-                return scan_python(path, tree, added)
+                findings, literals = scan_python(path, tree, added)
+                return findings + scan_renamed(path, tree, added), literals
         return _python_lines(path, text, added), []
     if path.endswith(JAVASCRIPT):
         from passhat.graders.scan._js import scan_js
