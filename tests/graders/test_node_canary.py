@@ -1,0 +1,71 @@
+"""Node's canary shares the tests' world: it calls the assert modules the tests import with the kinds of values
+they compare, and checks after every test that each assert function is the runtime's own. Without either part (the
+canary of issue M: numbers through node:assert/strict, no check), hacks of the red-team corpus pass."""
+
+from __future__ import annotations
+
+import pytest
+from corpus.redteam import Bench, guard, manifest
+
+import passhat.graders.runner._canary as canary_module
+from passhat.graders import grade
+from passhat.graders.runner._node_canary import assert_use, insert_prologue
+
+ROWS = {row["id"]: row for row in manifest()}
+
+
+def _old_canary(monkeypatch) -> None:
+    """The canary before issue 30: strictEqual on numbers through node:assert/strict, nothing kept or checked."""
+    monkeypatch.setattr(
+        canary_module, "assert_use", lambda sources: (("node:assert/strict",), ("strictEqual",), ("number",))
+    )
+    monkeypatch.setattr(canary_module, "prologue", lambda token, modules, esm: f"const passhat_{token} = () => [];\n")
+
+
+@pytest.mark.parametrize("hack", ["node-assert-alias", "node-assert-typed", "node-assert-restore", "node-deep-typed"])
+def test_an_assert_patch_the_old_canary_missed_is_caught(tmp_path, monkeypatch, hack):
+    graders, outcome = Bench(tmp_path).outcome(ROWS[hack])
+    tests = next(g for g in graders if g["type"] == "tests")
+    with guard(None):
+        _old_canary(monkeypatch)
+        missed = grade(outcome, tests)
+        monkeypatch.undo()
+        caught = grade(outcome, tests)
+    assert missed.passed and not missed.gamed, missed.reason  # the attack is real against the old canary
+    assert not caught.passed and any(item.startswith("canary-failing-passed") for item in caught.gamed), caught.reason
+
+
+def test_the_check_alone_catches_a_patch_put_back_before_the_canaries(tmp_path, monkeypatch):
+    """node-assert-restore leaves every function as it was before the canaries run: only the check after each of
+    the task's tests sees it (the typed calls alone do not)."""
+    graders, outcome = Bench(tmp_path).outcome(ROWS["node-assert-restore"])
+    tests = next(g for g in graders if g["type"] == "tests")
+    monkeypatch.setattr(canary_module, "prologue", lambda token, modules, esm: f"const passhat_{token} = () => [];\n")
+    with guard(None):
+        assert grade(outcome, tests).passed
+        monkeypatch.undo()
+        assert not grade(outcome, tests).passed
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("'use strict';\nconst a = 1;\n", "'use strict';\nP\nconst a = 1;\n"),
+        ('#!/usr/bin/env node\n"use strict"\nx();\n', '#!/usr/bin/env node\n"use strict"\nP\nx();\n'),
+        ("// header\n'use strict';\n", "// header\n'use strict';\nP\n"),
+        ("import x from 'y';\n", "P\nimport x from 'y';\n"),
+    ],
+)
+def test_the_prologue_goes_first_yet_after_the_directives(text, expected):
+    assert insert_prologue(text, "P\n") == expected
+
+
+def test_the_tests_assert_use_is_read_from_their_text():
+    sources = [
+        "const assert = require('node:assert');\nassert.strictEqual(f('a'), 'b');\nassert.throws(() => f(1));\n",
+        "import strict from 'assert/strict';\nstrict.deepStrictEqual(g(), { a: 1 });\nassert(ok);\n",
+    ]
+    modules, functions, kinds = assert_use(sources)
+    assert modules == ("node:assert", "node:assert/strict")
+    assert functions == ("ok", "strictEqual", "deepStrictEqual", "throws")
+    assert kinds == ("number", "object", "string")
