@@ -17,6 +17,7 @@ from test_integrity_rules import HACKS as RULE_HACKS
 from passhat.cli import main
 from passhat.graders import TrialOutcome, grade, load_graded_task
 from passhat.graders._settings import graders_of
+from passhat.graders.runner._guard import TWINS_ENV
 from passhat.tasks import Task
 from passhat.trial._sandbox import collect_outcome, copy_tree, prepare_base
 
@@ -185,8 +186,10 @@ def _patch_of(change: Callable[[Path], None], tmp_path: Path) -> str:
 
 
 @pytest.mark.parametrize(("field", "code"), [("", 1), ("integrity: off\n", 0)])
-def test_check_task_fails_a_task_whose_reference_the_scan_flags(task_copy, tmp_path, capsys, field, code):
-    """With the scan off the hacked reference passes every grader (the attack is real); on, the task is broken."""
+def test_check_task_fails_a_task_whose_reference_the_scan_flags(task_copy, tmp_path, capsys, field, code, monkeypatch):
+    """With the scan off the hacked reference passes every grader (the attack is real); on, the task is broken.
+    (The tests grader's perturbed-expectation twins catch this hack too: off here, this is the scan's test.)"""
+    monkeypatch.setenv(TWINS_ENV, "off")
     folder = task_copy("py-median")
     (folder / "solution.patch").write_text(_patch_of(always_equal, tmp_path))
     (folder / "task.yaml").write_text((folder / "task.yaml").read_text() + field)

@@ -12,13 +12,13 @@ attack works without it); the grade then rests on the exit status and the JUnit 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import py_compile
 import re
 import secrets
 import shlex
+import sys
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -32,7 +32,11 @@ PLUGIN_DIR = Path(__file__).resolve().with_name("plugin")
 PLUGIN = "passhat_runner_guard"  # the name pytest loads: a shim over HOOKS (what pytest rewrites is the shim)
 HOOKS = "passhat_guard_hooks"
 TWINS = "passhat_guard_twins"
-MODULES = (PLUGIN, HOOKS, TWINS)  # every top-level module of the plugin's folder
+LOADER = "passhat_guard_loader"
+MODULES = (PLUGIN, HOOKS, TWINS, LOADER)  # every top-level module of the plugin's folder
+# PYTHONPYCACHEPREFIX of every guarded pytest run: bytecode is read from here (never from the tree's __pycache__),
+# and here only passhat writes (the plugin's own, on the host): the folder is bound read-only with the plugin's.
+PYCACHE = PLUGIN_DIR / "__pycache__" / "prefix"
 _PYTEST = re.compile(r"(?:^|[\s/;&|(`])(?:py\.test|pytest)(?:\s|$|[;&|)`])")
 _NODE_TEST = re.compile(r"(?:^|[\s/;&|(])node\s+(?:[^;&|]*\s)?--test(?:\s|$|=)")
 _JS_FILE = re.compile(r"\.[cm]?js$|\*")
@@ -129,9 +133,9 @@ def _compile_plugin() -> None:
     """The hooks' bytecode beside them, written here on the host once: the grader's python may only read the
     plugin's folder (and runs with PYTHONDONTWRITEBYTECODE), so it would compile them again on every run —
     about 3 ms of each pytest run's guard cost. Where the folder is not writable, python compiles them as before."""
-    for name in (HOOKS, TWINS):
+    for name in (HOOKS, TWINS, LOADER):
         source = PLUGIN_DIR / f"{name}.py"
-        compiled = Path(importlib.util.cache_from_source(str(source)))
+        compiled = Path(f"{PYCACHE}{source.parent}") / f"{name}.{sys.implementation.cache_tag}.pyc"
         try:
             if compiled.stat().st_mtime_ns >= source.stat().st_mtime_ns:
                 continue
@@ -145,16 +149,37 @@ def _compile_plugin() -> None:
 
 def impostors(tree: Path) -> tuple[str, ...]:
     """Paths of the tree named as passhat's plugin modules (`passhat_runner_guard.py`, a `passhat_guard_hooks/`
-    package, ...). pytest puts its `pythonpath` ini folders (often `.`) on sys.path before it imports `-p`
-    plugins: there such a module loads in place of passhat's, and could read the channel's key from the setup
-    pipe. No honest change needs one, so the run is gamed (runner-shadowed). Folders no test path names
+    package, ..., or an entry point of that name in a `*.dist-info/`). pytest puts its `pythonpath` ini folders
+    (often `.`) on sys.path before it imports `-p` plugins: there such a module loads in place of passhat's, and
+    could read the channel's key from the setup pipe. No honest change needs one, so the run is gamed (runner-shadowed). Folders no test path names
     (.git, node_modules, virtualenvs, caches) are not searched."""
     found = []
     for folder, dirs, names in os.walk(tree):  # never enters links
         dirs[:] = sorted(d for d in dirs if d not in PRUNE)
         here = Path(folder).relative_to(tree)
         found += [(here / name).as_posix() for name in (*dirs, *names) if name.split(".")[0] in MODULES]
+        if here.name.endswith((".dist-info", ".egg-info")) and "entry_points.txt" in names:
+            found += [(here / "entry_points.txt").as_posix()] if _names_ours(Path(folder) / "entry_points.txt") else []
     return tuple(sorted(found))
+
+
+def _names_ours(entry_points: Path) -> bool:
+    """An entry point named as a module of passhat's plugin: `-p passhat_runner_guard` loads it first."""
+    try:
+        text = entry_points.read_text(encoding="utf-8", errors="replace")[:100_000]
+    except OSError:
+        return False
+    return any(line.split("=")[0].strip() in MODULES for line in text.splitlines() if "=" in line)
+
+
+def _source_only(guard: Guard, env: dict[str, str]) -> None:
+    """Only source runs from the tree: bytecode from passhat's cache prefix (the task's own prefix is replaced),
+    pytest's plugin auto-load off and done by passhat_guard_loader for distributions outside the tree (a task that
+    turned the auto-load off keeps it off)."""
+    env.update(PYTHONPYCACHEPREFIX=str(PYCACHE), PASSHAT_GUARD_TREE=str(guard.tree))
+    if not env.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        env["PYTEST_PLUGINS"] = ",".join(filter(None, [LOADER, env.get("PYTEST_PLUGINS", "")]))
 
 
 def _open_channel(guard: Guard, env: dict[str, str], twins: tuple[str, ...]) -> None:
@@ -179,6 +204,7 @@ def _open_channel(guard: Guard, env: dict[str, str], twins: tuple[str, ...]) -> 
     os.write(write, data)
     os.close(write)
     guard.fds = (read, out)
+    _source_only(guard, env)
     python_path = os.pathsep.join(filter(None, [str(PLUGIN_DIR), env.get("PYTHONPATH", "")]))
     addopts = " ".join(filter(None, [f"-p {PLUGIN}", env.get("PYTEST_ADDOPTS", "")]))
     if "PYTHONSAFEPATH" not in env:  # the task's own setting is left as it is

@@ -22,6 +22,7 @@ from collections.abc import Generator, Iterable
 from pathlib import Path
 from typing import Any
 
+import passhat_guard_loader as _loader  # type: ignore[import-not-found]
 import passhat_guard_twins as _twins  # type: ignore[import-not-found]
 import pytest
 from _pytest import main as _main
@@ -119,6 +120,8 @@ def _setup() -> tuple[_Channel, dict[str, Any]] | None:
 
 
 _SETUP = _setup()
+if _SETUP is not None:
+    _loader.source_only(_loader._TREE)  # before any module of the tree is imported
 if os.environ.pop("PASSHAT_GUARD_SAFE_PATH", "") == "1":
     # PYTHONSAFEPATH was passhat's, for the runner's start alone: pytest came from site-packages, not from the
     # work tree. Now that it is imported, `python -m pytest` gets the start folder on sys.path as `python -m`
