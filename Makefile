@@ -16,7 +16,7 @@ JOBS ?= 2
 SCRIPT ?= flaky:0.7+hack:0.1
 PYTEST_ARGS ?=
 
-.PHONY: install system-deps demo demo-real test test-fast lint fmt bench clean
+.PHONY: install system-deps demo demo-real rehearse test test-fast lint fmt bench clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -45,6 +45,11 @@ demo: install
 
 demo-real: install
 	REPEAT=$(REPEAT) JOBS=$(JOBS) PASSHAT_REAL_CLAUDE=1 scripts/demo.sh --real
+
+# The real-API path (PASSHAT_REAL_CLAUDE=1, ANTHROPIC_BASE_URL, a key) against the scripted model: costs nothing.
+REHEARSE_SCRIPT ?= oracle+real
+rehearse: install
+	REPEAT=$(REPEAT) JOBS=$(JOBS) SCRIPT=$(REHEARSE_SCRIPT) scripts/demo.sh --rehearse
 
 LINTED := src tests bench assertions providers tasks/promptfoo_tests.py
 

@@ -15,6 +15,20 @@ if [[ "${1:-}" == "--real" ]]; then
     exit 2
   fi
   export PASSHAT_REAL_CLAUDE=1
+elif [[ "${1:-}" == "--rehearse" ]]; then
+  # real-API mode for free: the provider and the CLI go to ANTHROPIC_BASE_URL as to the API, with a dummy key;
+  # there passhat's scripted model answers the API's own /v1/messages (--open), compressed as the CLI accepts
+  rm -f .passhat/rehearsal.port
+  passhat fake-model --open --tasks-dir tasks --script "$SCRIPT" --port 0 --port-file .passhat/rehearsal.port &
+  server=$!
+  trap 'kill $server 2>/dev/null || true' EXIT
+  for _ in $(seq 100); do [[ -s .passhat/rehearsal.port ]] && break; sleep 0.1; done
+  [[ -s .passhat/rehearsal.port ]] || { echo "rehearse: the scripted model did not start" >&2; exit 1; }
+  unset PASSHAT_FAKE_MODEL_URL ANTHROPIC_AUTH_TOKEN CLAUDE_CODE_OAUTH_TOKEN
+  export PASSHAT_REAL_CLAUDE=1 ANTHROPIC_API_KEY=sk-ant-passhat-rehearsal
+  ANTHROPIC_BASE_URL="http://127.0.0.1:$(cat .passhat/rehearsal.port)"
+  export ANTHROPIC_BASE_URL
+  echo "rehearse: real-API mode against the scripted model ($SCRIPT) at $ANTHROPIC_BASE_URL — a dummy key, nothing spent"
 else
   # the URL carries the server's secret (http://passhat:<secret>@127.0.0.1:PORT, file mode 0600): only the
   # harness holds it; each trial's CLI gets a token for its own route

@@ -28,6 +28,7 @@ USER = "passhat"  # the userinfo's user name: http://passhat:<secret>@host:port
 PREFIX = "passhat"  # the first path segment of every route
 FINISHED = "finished"  # the last path segment of the request that ends a route
 TOKEN_LENGTH = 32  # hex digits
+SCRIPTED = "x-passhat-scripted-model"  # on every reply of the scripted model: its dollars are not money
 _SECRET = re.compile(r"[0-9a-f]{32,}")
 _TOKEN = re.compile(rf"[0-9a-f]{{{TOKEN_LENGTH}}}")
 _SCRIPT_SAFE = ":,+"  # kept readable in the path (judge-points:5,4; flaky:0.7+outage:0.1)

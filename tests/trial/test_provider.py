@@ -245,3 +245,15 @@ def test_permission_denials_are_recorded_tool_by_tool(tmp_path, fake_model):
     (denied,) = meta["permission_denied"]
     assert denied["tool_name"] == "Edit" and denied["tool_use_id"].startswith("toolu_")
     assert "stats_utils/median.py" in denied["input"] and len(denied["input"]) <= 200
+
+
+def test_promptfoos_token_usage_is_the_clis_per_model_usage_after_a_retried_request(tmp_path, fake_model):
+    """After a 529 and a stream broken by overloaded_error, the CLI's `usage` leaves out replies that its per-model
+    usage counts: Promptfoo's tokenUsage sums the per-model figures, every reply the trial was charged for."""
+    response = _call(tmp_path, fake_model, fake_script="oracle+overloaded:1+stream-error:1+cache")
+    meta = response["metadata"]
+    assert meta["status"] == "ok", response.get("error")
+    by_model = meta["model_usage"].values()
+    output, prompt = (sum(m[key] for m in by_model) for key in ("outputTokens", "inputTokens"))
+    assert response["tokenUsage"]["completion"] == output and response["tokenUsage"]["prompt"] == prompt
+    assert response["tokenUsage"]["cached"] == sum(m["cacheReadInputTokens"] for m in by_model) > 0

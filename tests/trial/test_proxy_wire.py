@@ -297,3 +297,14 @@ def test_the_token_and_dollar_caps_fire_on_compressed_replies(tmp_path):
     with proxied(tmp_path / "usd", serve(sse(*message_events()), "deflate"), dollars) as proxy:
         ask(proxy)
     assert dollars.breached == "model spend limit (model_usd): $0.0301 at list prices, over $0.03"
+
+
+@pytest.mark.parametrize(("headers", "scripted"), [({"x-passhat-scripted-model": "1"}, True), ({}, False)])
+def test_the_witness_knows_a_reply_of_passhats_scripted_model(tmp_path, headers, scripted):
+    """A rehearsal in real mode (ANTHROPIC_BASE_URL at `passhat fake-model --open`) is answered by the scripted
+    model, whose replies say so: its dollars are then marked not real (scripted_model) like the scripted routes'."""
+    body = sse(*message_events())
+    upstream = Upstream(lambda seen: (200, {"content-type": "text/event-stream", **headers}, [body]))
+    with proxied(tmp_path, upstream) as proxy:
+        ask(proxy)
+    assert outcome(proxy) == "200" and proxy.witness.scripted is scripted

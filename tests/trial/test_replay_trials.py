@@ -41,7 +41,7 @@ ENDS_A_TURN = [r.name for r in RECORDINGS.values() if r.streams and r.outcome ==
 def test_a_real_trial_completes_through_a_recorded_reply(tmp_path, monkeypatch, replay, name):
     """PASSHAT_REAL_CLAUDE=1 with ANTHROPIC_BASE_URL at `<replay>/<name>`: the CLI, confined, gets the recording
     for every message request it makes (through its trial's own proxy), ends its turn, and the trial is charged
-    the recording's usage and dollars once per reply."""
+    the recording's usage and dollars once per reply, marked as the scripted model's (not money: its replies say so)."""
     front, origin = replay
     recording = RECORDINGS[name]
     monkeypatch.delenv("PASSHAT_FAKE_MODEL_URL", raising=False)
@@ -54,7 +54,7 @@ def test_a_real_trial_completes_through_a_recorded_reply(tmp_path, monkeypatch, 
     response = call_api("Say hello.", {"config": config}, {"vars": {"task_id": "py-median"}, "repeatIndex": 0})
     meta = response["metadata"]
     replies = len([s for s in front.sent if s[0] == name]) - before
-    assert meta["status"] == "ok" and meta["scripted_model"] is False and replies >= 1, meta
+    assert meta["status"] == "ok" and meta["scripted_model"] is True and replies >= 1, meta
     last_text = [d for n, d in _events(recording.body) if n == "content_block_delta" and "text" in d["delta"]][-1]
     assert last_text["delta"]["text"] in response["output"]
     spend = meta["model_spend"]

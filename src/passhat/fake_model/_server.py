@@ -33,16 +33,11 @@ from typing import Any, TypeAlias, cast
 
 from passhat._errors import PasshatError
 from passhat._fake_route import FINISHED, Route, check_secret, new_secret, parse_route, token_matches, with_secret
+from passhat._fake_route import SCRIPTED as SCRIPTED_HEADER
 from passhat.fake_model._hacks import Plans
 from passhat.fake_model._judge import judge_reply
 from passhat.fake_model._plan import Script, ToolCall
-from passhat.fake_model._scripts import (
-    acts_as_oracle,
-    agent_reply,
-    in_outage,
-    parse_script,
-    prompt_commands,
-)
+from passhat.fake_model._scripts import acts_as_oracle, agent_reply, in_outage, parse_script, prompt_commands
 from passhat.fake_model._shape import Books, model_of
 from passhat.fake_model._sse import broken_events, cut_frames, event_frame, frame, sse_events, start_usage
 from passhat.fake_model._wire import StreamEncoder, choose_encoding, chunked, encode
@@ -64,6 +59,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:
         pass
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        super().send_response(code, message)
+        self.send_header(SCRIPTED_HEADER, "1")  # every reply says it is scripted: its dollars are not money
 
     def _coding(self, script: Script | None = None) -> str:
         """The reply's content coding: the script's `+encoding:`, else what the request accepts (the API's way)."""

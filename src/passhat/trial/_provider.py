@@ -101,12 +101,19 @@ def _restore_claude_md(workdir: Path, base_path: Path, injected: bytes) -> None:
         remove_within(workdir, "CLAUDE.md")
 
 
-def _token_usage(usage: dict | None) -> dict:
-    usage = usage or {}
-    prompt = int(usage.get("input_tokens") or 0)
-    completion = int(usage.get("output_tokens") or 0)
-    cached = int(usage.get("cache_read_input_tokens") or 0)
-    return {"prompt": prompt, "completion": completion, "cached": cached, "total": prompt + completion}
+_BY_MODEL = {"prompt": "inputTokens", "completion": "outputTokens", "cached": "cacheReadInputTokens"}
+_USAGE = {"prompt": "input_tokens", "completion": "output_tokens", "cached": "cache_read_input_tokens"}
+
+
+def _token_usage(usage: dict | None, by_model: dict | None = None) -> dict:
+    """Promptfoo's tokenUsage: the CLI's per-model usage summed when it reported one (its `usage` leaves out the
+    reply that followed a retried request), else its `usage`."""
+    if by_model:
+        models = [m for m in by_model.values() if isinstance(m, dict)]
+        counts = {name: sum(int(m.get(key) or 0) for m in models) for name, key in _BY_MODEL.items()}
+    else:
+        counts = {name: int((usage or {}).get(key) or 0) for name, key in _USAGE.items()}
+    return {**counts, "total": counts["prompt"] + counts["completion"]}
 
 
 def _write_json(path: Path, payload: dict) -> None:
@@ -221,6 +228,7 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
         run = run_agent(prompt, config, workdir, env, trial_dir, jail)
         if jail is not None and jail.witness is not None:
             health.record(jail.witness.gave_up or jail.witness.unreachable())
+            scripted = scripted or jail.witness.scripted  # real mode pointed at the scripted model (a rehearsal)
         if injected is not None:
             _restore_claude_md(workdir, base.path, injected)
         try:  # with the base's .git, never the agent's: its git config and hooks never run outside the sandbox
@@ -287,7 +295,7 @@ def run_trial(prompt: str, raw_config: dict, context: dict) -> dict:
         # The scripted model's dollars are the CLI pricing made-up tokens: Promptfoo's totals get $0, and the
         # figure stays in metadata cost_usd beside scripted_model: true (the report marks it).
         "cost": 0.0 if scripted else run.total_cost_usd or 0.0,
-        "tokenUsage": _token_usage(run.usage),
+        "tokenUsage": _token_usage(run.usage, run.model_usage),
         "metadata": metadata,
         "latencyMs": int(run.wall_s * 1000),
     }

@@ -30,6 +30,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from passhat._endpoint import REFUSED_IN_A_ROW, Endpoint, Probe, is_auth, is_refusal, label, probe
+from passhat._fake_route import SCRIPTED
 from passhat.trial._inside import _pipe  # one relay loop, shared with the in-sandbox forwarder
 from passhat.trial.spend import FAILED_WORDS, Reading, Spend, accepted
 
@@ -68,6 +69,7 @@ class Witness:
     check: Callable[[], Probe] | None = None  # passhat's own probe of the endpoint, with the real credential
     gave_up: str | None = None  # why the proxy ended the trial (infra), once it has
     config_problem: str | None = None  # a refusal before any answer that points at configuration (note_config)
+    scripted: bool = False  # a reply carried SCRIPTED: passhat's scripted model answered, not money spent
     ended: threading.Event = field(default_factory=threading.Event)
     _streak: int = 0
 
@@ -269,6 +271,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(502, f"passhat: the model API at {proxy.upstream_label} is unreachable")
             return
         proxy.witness.finish(seen, str(response.status))
+        proxy.witness.scripted |= response.getheader(SCRIPTED) == "1"
         self.send_response(response.status, response.reason)
         for key, value in response.getheaders():
             if key.lower() not in _HOP | {"content-length"}:
@@ -308,11 +311,6 @@ class _Handler(BaseHTTPRequestHandler):
         witness.finish(seen, left if left is not None and reading.problem is None else ended)
 
     do_GET = do_POST = do_PUT = do_DELETE = _forward  # noqa: N815
-
-
-def _close(server: _Server) -> None:
-    server.shutdown()
-    server.server_close()
 
 
 class ModelProxy:
@@ -366,7 +364,7 @@ class ModelProxy:
         shutil.rmtree(self.socket_path.parent, ignore_errors=True)  # the proxy's own folder
         server, self._server = self._server, None
         if server is not None:
-            threading.Thread(target=_close, args=(server,), daemon=True).start()
+            threading.Thread(target=lambda: (server.shutdown(), server.server_close()), daemon=True).start()
 
 
 # The model variables of the real job (see _config.model_endpoint): credentials stay with the proxy, outside.
