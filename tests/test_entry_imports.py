@@ -95,6 +95,7 @@ def test_role_markers_only_when_asked(tmp_path, monkeypatch):
 def test_an_assertion_marks_each_graders_cpu(tmp_path, monkeypatch):
     monkeypatch.setenv(_cpu_roles.VAR, str(tmp_path))
     monkeypatch.setattr(_cpu_roles, "_marked", set())
+    monkeypatch.setattr(_cpu_roles, "_adopt_orphans", lambda: None)  # not in pytest's own process
     from passhat.promptfoo import get_assert_graders
 
     config = {"graders": [{"type": "health"}, {"type": "files", "checks": []}]}
@@ -103,3 +104,30 @@ def test_an_assertion_marks_each_graders_cpu(tmp_path, monkeypatch):
     lines = next(tmp_path.iterdir()).read_text().splitlines()
     assert lines[0] == "role assertion"
     assert [line.split()[1] for line in lines[1:]] == ["start", "import", "grader:health", "grader:files"]
+
+
+def test_a_marked_process_adopts_and_reaps_orphans_that_never_execd(tmp_path):
+    """bubblewrap's inner half outlives its outer half: it must stay in the marked process's tree (subreaper) and
+    not linger as a zombie (which would keep a trial's process group alive); exec'd children are left alone."""
+    code = """
+import os, subprocess, time
+from passhat import _cpu_roles
+def children():
+    return sorted(int(p) for t in os.listdir("/proc/self/task") for p in open(f"/proc/self/task/{t}/children").read().split())
+_cpu_roles.mark("assertion")
+middle = os.fork()
+if middle == 0:  # an outer half: forks an inner half, exits first
+    if os.fork() == 0:
+        time.sleep(0.5)
+        os._exit(0)
+    os._exit(0)
+os.waitpid(middle, 0)
+time.sleep(0.2)
+adopted = children()
+child = subprocess.Popen(["true"])
+time.sleep(0.8)
+print(len(adopted) == 1 and middle not in adopted, children() == [child.pid], child.wait())
+"""
+    env = {**os.environ, _cpu_roles.VAR: str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "True", "0"]

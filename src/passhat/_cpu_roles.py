@@ -4,16 +4,21 @@ Kernel process accounting names a process by its pid, parent and command, and ev
 processes is `python`. With the variable set, each of passhat's Promptfoo entry points (the provider worker, an
 assertion, an extension hook, the test generator) says what it is: it appends lines `<what> <CPU seconds>` to
 `DIR/<pid>`, e.g. `role assertion`, `stage start 0.21` (its CPU so far: interpreter, Promptfoo's wrapper, the
-entry file), `stage grader:tests 0.05`. It changes nothing else about the process (no subreaper: zombies it never reaped
-would hold a trial's process group alive). Unset, an entry point pays one environment lookup.
+entry file), `stage grader:tests 0.05`. It also makes the process a child subreaper (Linux prctl): bubblewrap's inner half,
+whose outer half dies first when a trial's process group is killed, then passes to it rather than to init, and the
+bench finds it in its tree. A thread reaps those orphans (zombies that never exec'd: no subprocess of ours waits
+for one), or they would keep the trial's process group alive. Unset, an entry point pays one environment lookup.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 VAR = "PASSHAT_CPU_ROLES"
+_PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+_PF_FORKNOEXEC = 0x40  # /proc/PID/stat flags: forked and never exec'd
 _marked: set[int] = set()
 
 
@@ -37,6 +42,52 @@ def mark(role: str) -> None:
     _marked.add(os.getpid())
     note(f"role {role}")
     note(f"stage start {time.process_time():.4f}")
+    _adopt_orphans()
+
+
+def _adopt_orphans() -> None:
+    import ctypes  # only when measuring
+
+    try:
+        if ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
+            threading.Thread(target=_reap_orphans, name="passhat-cpu-roles-reaper", daemon=True).start()
+    except (OSError, AttributeError):  # not Linux: the bench places fewer processes, nothing else changes
+        pass
+
+
+def orphans(me: int) -> list[int]:
+    """This process's children that are zombies and never exec'd (inherited orphans: bubblewrap's inner half)."""
+    found = []
+    try:
+        tasks = os.listdir(f"/proc/{me}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{me}/task/{task}/children", encoding="ascii") as listing:
+                children = [int(pid) for pid in listing.read().split()]
+        except (OSError, ValueError):
+            continue
+        for pid in children:
+            try:
+                with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[0] == "Z" and int(fields[6]) & _PF_FORKNOEXEC:  # state, flags (fields 3 and 9 of stat)
+                found.append(pid)
+    return found
+
+
+def _reap_orphans() -> None:
+    me = os.getpid()
+    while True:
+        for pid in orphans(me):
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        time.sleep(0.02)
 
 
 def stage(name: str, seconds: float) -> None:
