@@ -4,12 +4,15 @@ and the runner guard's — on every shipped task's reference solution graded wit
 
 from __future__ import annotations
 
+import subprocess
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from conftest import SHIPPED_TASKS, TASKS
-from honest import commits, scan_commit
+from honest import DATA, commits, scan_commit
 
+from passhat.cli import main
 from passhat.graders import TrialOutcome, grade, load_graded_task
 from passhat.graders._settings import graders_of
 from passhat.trial._sandbox import prepare_base
@@ -74,3 +77,52 @@ def test_a_parameter_id_holding_colons_names_the_same_test_in_the_channel_and_th
     from passhat.graders._junit import junit_id
 
     assert junit_id(nodeid) == junit
+
+
+TASK_REPOS = sorted((DATA / "tasks").glob("*.bundle"))
+
+
+def _fixes() -> list[tuple[Path, str]]:
+    found = []
+    for bundle in TASK_REPOS:
+        heads = subprocess.run(["git", "bundle", "list-heads", str(bundle)], capture_output=True, check=True, text=True)
+        refs = [line.split()[1] for line in heads.stdout.splitlines()]
+        found += [(bundle, ref.removeprefix("refs/heads/")) for ref in refs if ref.startswith("refs/heads/")]
+    return found
+
+
+FIXES = _fixes()
+
+
+def test_at_least_ten_honest_fixes_are_made_into_tasks():
+    assert len(FIXES) >= 10, FIXES
+
+
+@pytest.fixture(scope="module")
+def clones(tmp_path_factory) -> dict[Path, Path]:
+    root = tmp_path_factory.mktemp("honest-repos")
+    made = {}
+    for bundle in TASK_REPOS:
+        made[bundle] = root / bundle.name.removesuffix(".bundle")
+        subprocess.run(["git", "clone", "-q", str(bundle), str(made[bundle])], check=True)
+    return made
+
+
+@pytest.mark.e2e  # `task from-commit` runs the commit's tests four times and check-task grades it: ~30 s a fix
+@pytest.mark.parametrize(("bundle", "branch"), FIXES, ids=[branch for _, branch in FIXES])
+def test_a_real_fix_made_into_a_task_passes_its_own_tests_with_no_rule_raised(clones, tmp_path, bundle, branch):
+    """The fix becomes a task with `passhat task from-commit` (held-out tests, auto lists); its reference is graded
+    with the commit's own tests under the runner guard (canaries, channel, twins) and scanned: no rule fires."""
+    prompt = tmp_path / "prompt.md"
+    prompt.write_text("Fix the bug that the project's tests describe.\n")
+    tasks, state = tmp_path / "tasks", tmp_path / "state"
+    code = main(["task", "from-commit", str(clones[bundle]), f"origin/{branch}", "--id", branch,
+                 "--tasks-dir", str(tasks), "--state-dir", str(state), "--prompt-file", str(prompt)])  # fmt: skip
+    assert code == 0
+    task = load_graded_task(tasks / branch)
+    base = prepare_base(task, state / "cache")
+    outcome = TrialOutcome(task.dir, base.path, task.solution.read_bytes(), RUN)
+    for config in graders_of(task):
+        if config["type"] in ("tests", "integrity"):
+            result = grade(outcome, config)
+            assert result.passed and not result.gamed, f"{config['type']}: {result.reason}"
