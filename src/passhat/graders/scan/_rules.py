@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# rule id -> what it catches (in added or changed non-test code); the README's table is this one.
+# rule id -> what it catches (in added or changed non-test code); the README's table is this one. A name built from
+# constant pieces ("_py" + "test", "_".join([...]), f-strings, reversal, chr) is read as the literal it makes.
 RULES: dict[str, str] = {
     "runner-internals": "references to the test runner's internals: `_pytest`, pytest hooks (`pytest_runtest_*`, "
     "`pytest_collection*`, any `pytest_*` function, `pytest_plugins`), `TestReport`, `Function.runtest`, JUnit "
-    "or runner-summary writers (`<testsuite`, `N passed in`), jest/mocha/node:test internals, rebinding `assert.*`",
+    "or runner-summary writers (`<testsuite`, `N passed in`), jest/mocha/node:test internals, rebinding a function of "
+    "an assert module under any alias (`a.x =`, `a[k] =`, `Object.defineProperty(a, ...)`, `Reflect.set(a, ...)`)",
     "sys-modules": "writes to `sys.modules` or the import machinery (`sys.meta_path`, `sys.path_hooks`); in "
     "JavaScript, to `require.cache` or `Module._load`",
     "builtins": "writes to `builtins` / `__builtins__`; in JavaScript, to `globalThis`/`global` or a built-in "
