@@ -57,7 +57,7 @@ def _adopt_orphans() -> None:
 
 def orphans(me: int) -> list[int]:
     """This process's children that are zombies and never exec'd (inherited orphans: bubblewrap's inner half)."""
-    found = []
+    found: list[int] = []
     try:
         tasks = os.listdir(f"/proc/{me}/task")
     except OSError:
