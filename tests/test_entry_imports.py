@@ -118,14 +118,14 @@ _cpu_roles.mark("assertion")
 middle = os.fork()
 if middle == 0:  # an outer half: forks an inner half, exits first
     if os.fork() == 0:
-        time.sleep(0.5)
+        time.sleep(1.0)
         os._exit(0)
     os._exit(0)
 os.waitpid(middle, 0)
-time.sleep(0.2)
+time.sleep(0.3)
 adopted = children()
 child = subprocess.Popen(["true"])
-time.sleep(0.8)
+time.sleep(2.0)
 print(len(adopted) == 1 and middle not in adopted, children() == [child.pid], child.wait())
 """
     env = {**os.environ, _cpu_roles.VAR: str(tmp_path)}
