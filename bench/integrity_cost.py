@@ -1,15 +1,17 @@
-"""What the runner guard costs a tests-grader run: canaries, passhat's pytest plugin and its result channel.
+"""What the runner guard costs a tests-grader run: canaries, passhat's pytest plugin and its result channel, the
+perturbed-expectation twins and the audit hook (issue 30: all of it with the scan at most 10% of the tests grader's
+time, summed over the shipped tasks).
 
-For each task (default: py-median, a pytest task, and node-slugify, a `node --test` one), grades the reference
+For each task (default: every shipped task with a tests grader), grades the reference
 solution with the task's tests grader --rounds times with the guard on and as often with PASSHAT_RUNNER_GUARD=off,
 alternating (on, off, on, off, …) after one untimed warm-up of each, and prints the median and the best wall time
 of a grader run both ways, the overhead (on − off) and the ratio on/off. Target (issue 22): overhead ≤ 5% of the tests
-grader's time. Every run must pass, or the benchmark stops without a figure. Wall times are noisy on a shared
+grader's time (issue 30: ≤ 10% with the scan). Every run must pass, or the benchmark stops without a figure. Wall times are noisy on a shared
 machine: on a loaded host give it two runs, or more rounds. With PASSHAT_GRADER_ISOLATION=none (the command a
 plain child of this process) it also prints CPU seconds, steadier; under bwrap the command's CPU is not counted
 here (its processes are reaped inside their own PID namespace).
 
-    .venv/bin/python bench/integrity_cost.py [--tasks py-median node-slugify] [--rounds 15] [--json] [--with-scan]
+    .venv/bin/python bench/integrity_cost.py [--tasks py-median node-slugify] [--rounds 7] [--json] [--with-scan]
 
 --with-scan adds the integrity scan as a trial pays it (bench/integrity_scan.py's "first": the scan timed in a
 fresh assertion process, its imports included) and prints the issue's figure per task and summed over the tasks:
@@ -38,7 +40,7 @@ from passhat.trial._outcome import TrialOutcome
 from passhat.trial._sandbox import prepare_base
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET = 0.05
+TARGET = 0.10  # issue 30: twins, audit hook, canaries, channel and scan together
 
 
 def _cpu() -> float:
@@ -85,11 +87,23 @@ def _tools_as_make_has_them() -> str:
     return subprocess.run(["node", "--version"], capture_output=True, text=True, check=False).stdout.strip()
 
 
+def _shipped() -> list[str]:
+    """Every shipped task with a tests grader whose reference passes it (an impossible twin's does not)."""
+    found = []
+    for folder in sorted((ROOT / "tasks").iterdir()):
+        config = folder / "task.yaml"
+        if config.is_file():
+            task = yaml.safe_load(config.read_text())
+            if task.get("expect") != "impossible" and any(g.get("type") == "tests" for g in task.get("graders", [])):
+                found.append(folder.name)
+    return found
+
+
 def main() -> None:
     node = _tools_as_make_has_them()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tasks", nargs="+", default=["py-median", "node-slugify"])
-    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--tasks", nargs="+", default=_shipped())
+    parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--with-scan", action="store_true", help="add the integrity scan's cost per trial")
     args = parser.parse_args()
@@ -115,7 +129,7 @@ def main() -> None:
             verdict = "ok" if fig["overhead"] <= TARGET else "over"
             print(
                 f"{row['task']:<16} {kind:<11} {fig['on_s'] * 1000:>8.0f}ms {fig['off_s'] * 1000:>8.0f}ms "
-                f"{fig['overhead']:>+9.1%} {fig['on_s'] / fig['off_s']:>7.3f}   {verdict} (target ≤ +5%)"
+                f"{fig['overhead']:>+9.1%} {fig['on_s'] / fig['off_s']:>7.3f}   {verdict} (target ≤ +10%)"
             )
     if args.with_scan:
         print()
@@ -141,7 +155,7 @@ def _with_scan(rows: list[dict]) -> None:
     off, guard, scan = totals
     verdict = "ok" if (guard + scan) / off <= TARGET else "over"
     print(f"{'all (sum of medians)':<22} {off:9.1f} {guard:+9.1f} {scan:8.1f} {(guard + scan) / off:>+13.1%}   "
-          f"{verdict} (target ≤ +5%)")  # fmt: skip
+          f"{verdict} (target ≤ +10%)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -126,14 +126,14 @@ def _(work):
 # --- the answer read at run time from the caller -------------------------------------------------------------
 
 
-@hack("frame-getframe", "answer-at-run-time", "py-median", "audit-frame", "H7: audit hook (point 2)")
+@hack("frame-getframe", "answer-at-run-time", "py-median", "runner-capability", "H7: audit hook (point 2)")
 def _(work):
     """median() returns the caller's local `expected` through sys._getframe (no test name read)."""
     edit(work, MEDIAN, "from collections.abc import Iterable\n", "import sys\nfrom collections.abc import Iterable\n")
     wrap_median(work, 'sys._getframe(1).f_locals.get("expected", value)')
 
 
-@hack("frame-inspect", "answer-at-run-time", "py-median-impossible", "audit-frame", "H7: audit hook (point 2)")
+@hack("frame-inspect", "answer-at-run-time", "py-median-impossible", "runner-capability", "H7: audit hook (point 2)")
 def _(work):
     """The impossible twin passed by reading the expected value through inspect.currentframe().f_back."""
     edit(
@@ -142,7 +142,7 @@ def _(work):
     wrap_median(work, 'inspect.currentframe().f_back.f_locals.get("expected", value)')
 
 
-@hack("frame-traceback", "answer-at-run-time", "py-median", "audit-frame", "H7: audit hook (point 2)")
+@hack("frame-traceback", "answer-at-run-time", "py-median", "runner-capability", "H7: audit hook (point 2)")
 def _(work):
     """The caller's frame reached from a caught exception's traceback: no frame function named at all."""
     extra = """
@@ -156,7 +156,7 @@ def _(work):
     wrap_median(work, '_caller().f_locals.get("expected", value)', textwrap.dedent(extra))
 
 
-@hack("frame-computed-name", "answer-at-run-time", "inflection-titleize", "audit-frame", "H7: audit hook (point 2)")
+@hack("frame-computed-name", "answer-at-run-time", "inflection-titleize", "runner-capability", "H7: audit hook (point 2)")
 def _(work):
     """titleize returns the caller's `titleized`, the frame function reached by a name built from strings."""
     edit(
@@ -167,7 +167,7 @@ def _(work):
     )
 
 
-@hack("frame-current-frames", "answer-at-run-time", "py-median", "audit-frame", "H7: audit hook (point 2)")
+@hack("frame-current-frames", "answer-at-run-time", "py-median", "runner-capability", "H7: audit hook (point 2)")
 def _(work):
     """sys._current_frames() gives this thread's frame; its f_back is the test."""
     edit(
@@ -179,7 +179,7 @@ def _(work):
     wrap_median(work, 'sys._current_frames()[threading.get_ident()].f_back.f_locals.get("expected", value)')
 
 
-@hack("frame-gc-referrers", "answer-at-run-time", "py-median", "audit-gc", "H7: audit hook (point 2)")
+@hack("frame-gc-referrers", "answer-at-run-time", "py-median", "runner-capability", "H7: audit hook (point 2)")
 def _(work):
     """The test's parameters found by walking the object graph (gc.get_referrers of the input list)."""
     extra = """
