@@ -10,6 +10,10 @@ Ctrl+C reaches Promptfoo (it pauses the eval and says its id) and passhat (which
 round as paused, and exits 130); between rounds, passhat exits 130 with the last state saved (a round whose
 Promptfoo never made its eval starts afresh on resume). `--resume DIR` runs `promptfoo eval --resume ID` (the steps never started),
 then `promptfoo eval --retry-errors --repeat R` if any call was cut off, and goes on with the rounds.
+
+promptfoo is found as `npx promptfoo` finds it (the nearest node_modules/.bin from the current folder up, its
+folder first on PATH), else on PATH; none found is an error before any state is written. The same command given
+again over a round 1 that never made its eval starts that round (any other command: --resume or a new --out).
 """
 
 from __future__ import annotations
@@ -46,10 +50,26 @@ def check_args(args: Sequence[str]) -> None:
             raise PasshatError(msg)
 
 
-def _promptfoo() -> str:
+def _local_bin(start: Path) -> Path | None:
+    """The nearest node_modules/.bin holding promptfoo, from `start` up: where `npx promptfoo` would find it."""
+    for folder in (start, *start.parents):
+        if (folder / "node_modules" / ".bin" / "promptfoo").is_file():
+            return folder / "node_modules" / ".bin"
+    return None
+
+
+def _promptfoo(env: dict[str, str] | None = None) -> str:
+    """promptfoo as `npx promptfoo` finds it: the nearest node_modules/.bin from the current folder up (put first
+    on `env`'s PATH, so its `node` runs it), else PATH."""
+    local = _local_bin(Path.cwd())
+    if local is not None:
+        if env is not None:
+            env["PATH"] = os.pathsep.join([str(local), env.get("PATH", "")])
+        return str(local / "promptfoo")
     found = shutil.which("promptfoo")
     if found is None:
-        msg = "promptfoo is not on PATH; `. ./activate` in passhat's checkout, or `npm install` and put node_modules/.bin first"
+        msg = ("promptfoo is not in node_modules/.bin (here or above) nor on PATH; `npm install` in the folder of "
+               "package.json (passhat init writes one), or `. ./activate` in passhat's checkout")  # fmt: skip
         raise PasshatError(msg)
     return found
 
@@ -67,14 +87,16 @@ def _spawn(command: list[str], env: dict[str, str], log: Path, echo: TextIO) -> 
     try:
         with open(log, "a", encoding="utf-8") as record:
             record.write(f"$ {' '.join(command)}\n")
-            process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            assert process.stdout is not None
-            for line in process.stdout:
-                echo.write(line)
-                record.write(line)
-                if found := PAUSED.search(ANSI.sub("", line)):
-                    paused = found.group(1)
-            code = process.wait()
+            with subprocess.Popen(
+                command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            ) as process:  # its pipe closed on the way out
+                assert process.stdout is not None
+                for line in process.stdout:
+                    echo.write(line)
+                    record.write(line)
+                    if found := PAUSED.search(ANSI.sub("", line)):
+                        paused = found.group(1)
+                code = process.wait()
     finally:
         signal.signal(signal.SIGINT, previous)
     return code, paused, interrupted
@@ -109,7 +131,7 @@ def _cut_off(path: Path) -> bool:
 def _run_round(out: Path, state: State, rnd: Round, spent: float, echo: TextIO) -> int | None:
     """Run (or finish) one round; None when it is done, else the exit code to leave with."""
     output, log, env = out / rnd.output, out / rnd.log, _env(state, rnd, spent)
-    promptfoo = _promptfoo()
+    promptfoo = _promptfoo(env)
     if rnd.eval_id and (rnd.status == "paused" or not output.exists()):
         code, paused, interrupted = _spawn([promptfoo, "eval", "--resume", rnd.eval_id], env, log, echo)
     elif rnd.status == "paused" or not output.exists():
@@ -146,17 +168,29 @@ def _run_round(out: Path, state: State, rnd: Round, spent: float, echo: TextIO) 
 
 def start(out: Path, promptfoo_args: Sequence[str], settings: Settings, echo: TextIO = sys.stdout) -> int:
     check_args(promptfoo_args)
+    _promptfoo()  # before any state: a round that cannot start leaves none
     out.mkdir(parents=True, exist_ok=True)
+    state = State(list(promptfoo_args), settings.round, settings.max_trials, settings.budget_usd, settings.k,
+                  settings.safe_at)  # fmt: skip
     if (out / "rounds.json").exists():
+        if _never_started(out, load(out), state):  # the same command again: round 1 never ran, start it now
+            print(f"passhat: round 1 in {out} never started; starting it", file=echo, flush=True)
+            return _loop(out, load(out), echo)
         msg = (
             f"--out {out}: it holds rounds already; continue them with `passhat eval --resume {out}` or pick a new DIR"
         )
         raise PasshatError(msg)
-    state = State(list(promptfoo_args), settings.round, settings.max_trials, settings.budget_usd, settings.k,
-                  settings.safe_at)  # fmt: skip
     state.rounds.append(Round(1, 0, min(settings.round, settings.max_trials), None))
     save(out, state)
     return _loop(out, state, echo)
+
+
+def _never_started(out: Path, found: State, asked: State) -> bool:
+    """`found` is `asked` (the same arguments and settings) and its one round made no eval and no output."""
+    same = (found.promptfoo_args, found.round, found.max_trials, found.budget_usd, found.k, found.safe_at) == (
+        asked.promptfoo_args, asked.round, asked.max_trials, asked.budget_usd, asked.k, asked.safe_at)  # fmt: skip
+    first = found.rounds[0] if len(found.rounds) == 1 else None
+    return same and first is not None and first.eval_id is None and not (out / first.output).exists()
 
 
 def resume(out: Path, echo: TextIO = sys.stdout) -> int:
