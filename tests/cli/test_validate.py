@@ -198,3 +198,27 @@ def test_the_python_promptfoo_runs_must_import_passhat(project, monkeypatch, cap
     monkeypatch.setenv("PROMPTFOO_PYTHON", sys.executable)
     code, out, _ = run(project, monkeypatch, capsys, f"providers:\n{PASSHAT}", FAKE, "--no-probe")
     assert code == 0 and f"promptfoo's Python: {sys.executable} (PROMPTFOO_PYTHON) imports passhat" in out
+
+
+def test_every_problem_is_listed_in_one_run(project, monkeypatch, capsys):
+    """Three typos (a top-level key, a provider's config field, a field of one task.yaml) and a task.yaml that is
+    not YAML: one run names all four, each on its own line with its file and fix; the good task still loads."""
+    tasks = project / "tasks"
+    for task in ("py-rename-var", "py-median", "bump-version"):
+        shutil.copytree(TASKS / task, tasks / task)
+    (tasks / "promptfoo_tests.py").write_text("")
+    spec = tasks / "py-median" / "task.yaml"
+    spec.write_text(spec.read_text().replace("tier:", "teir:", 1))
+    (tasks / "bump-version" / "task.yaml").write_text("id: [unclosed\n")
+    config = (f"providers:\n{PASSHAT}    config: {{max_turn: 3}}\n"
+              "tests: file://tasks/promptfoo_tests.py:generate_tests\ndescrption: typo\n")  # fmt: skip
+    code, out, err = run(project, monkeypatch, capsys, config, FAKE)
+    assert code == 2 and "ok: ready to run" not in out, out + err
+    lines = err.strip().splitlines()
+    assert lines[0] == "passhat: error: 4 problems:", err
+    found = lines[1:]
+    assert len(found) == 4, err
+    assert "key 'descrption': promptfoo ignores it; did you mean 'description'?" in found[0]
+    assert "provider 'cc'" in found[1] and "'max_turn': 3" in found[1] and "max_turns" in found[1]
+    assert str(tasks / "bump-version" / "task.yaml") in found[2]
+    assert str(spec) in found[3] and "field 'tier'" in found[3]

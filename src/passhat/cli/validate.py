@@ -7,13 +7,15 @@ passhat providers' `config:`, every task the suite's test generator would load (
 entry file `passhat init` writes), the extension's report settings, that the Python promptfoo will run imports
 passhat, `--repeat` against the largest k you will report, and per passhat provider that it has a model to call
 (the scripted model, or real Claude on opt-in), that the endpoint answers and takes the credential (one probe;
-`--no-probe` skips it), and a writable state dir. One clear error (exit 2) naming the file, the key and the fix,
-or a summary — never "ok" when no passhat provider was checked.
+`--no-probe` skips it), and a writable state dir. Every error found in one run (exit 2), one line each naming
+the file, the key and the fix (a check that needs what failed is skipped), or a summary — never "ok" when no
+passhat provider was checked.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import os
 import re
@@ -22,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -62,10 +65,36 @@ def _near(key: str, known: tuple[str, ...]) -> str | None:
     return next(iter(difflib.get_close_matches(key, known, n=1, cutoff=0.7)), None)
 
 
-def _check_top_keys(path: Path, data: dict) -> None:
+def _check_top_keys(path: Path, data: dict, errors: list[str]) -> None:
     for key in data:
         if key not in _TOP_KEYS and (near := _near(str(key), _TOP_KEYS)):
-            raise PasshatError(f"{path}: key {key!r}: promptfoo ignores it; did you mean {near!r}? rename it")
+            errors.append(f"{path}: key {key!r}: promptfoo ignores it; did you mean {near!r}? rename it")
+
+
+@contextlib.contextmanager
+def _kept(errors: list[str], prefix: str = "") -> Iterator[None]:
+    """A PasshatError raised inside is one more entry of `errors` (prefixed), and the checks go on."""
+    try:
+        yield
+    except PasshatError as error:
+        errors.append(f"{prefix}{error}")
+
+
+def _load_each(tasks_dir: Path, errors: list[str]) -> list[Task]:
+    """Every task under `tasks_dir` that loads, its graders checked; each one that does not is an entry of
+    `errors` (passhat.graders.load_graded_tasks stops at the first)."""
+    from passhat.graders import load_graded_task, load_graded_tasks
+
+    folders = sorted(p for p in tasks_dir.iterdir() if (p / "task.yaml").is_file()) if tasks_dir.is_dir() else []
+    if not folders:
+        with _kept(errors):
+            load_graded_tasks(tasks_dir)  # its own error: no such folder, or no task in it
+        return []
+    tasks = []
+    for folder in folders:
+        with _kept(errors):
+            tasks.append(load_graded_task(folder))
+    return tasks
 
 
 def _provider_file(path: Path, where: str, provider_id: str) -> Path | None:
@@ -90,8 +119,12 @@ def _is_passhat(file: Path) -> bool:
     return file.name == "claude_code.py" or "passhat.trial" in text or "passhat.promptfoo" in text  # passhat init's
 
 
-def _passhat_providers(path: Path, data: dict) -> list[tuple[str, dict]]:
+def _passhat_providers(path: Path, data: dict, errors: list[str]) -> list[tuple[str, dict]]:
+    """passhat's providers (label, config); every problem of an entry is one more entry of `errors`."""
+    before = len(errors)
     providers = data.get("providers", data.get("targets"))
+    if providers is None and any(k not in _TOP_KEYS and _near(str(k), ("providers", "targets")) for k in data):
+        return []  # its misspelt key is the error already found
     if not isinstance(providers, list) or not providers:
         raise PasshatError(f"{path}: key 'providers' must be a non-empty list; add - id: file://{_PROVIDER_FILE}")
     found: list[tuple[str, dict]] = []
@@ -103,19 +136,25 @@ def _passhat_providers(path: Path, data: dict) -> list[tuple[str, dict]]:
             entry = {"id": provider_id, **options} if isinstance(options, dict) else entry
         entry = {"id": entry} if isinstance(entry, str) else entry
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
-            raise PasshatError(f"{path}: key '{where}': {entry!r}: each provider needs an `id`")
+            errors.append(f"{path}: key '{where}': {entry!r}: each provider needs an `id`")
+            continue
         for key in entry:
             if key not in _PROVIDER_KEYS:
                 hint = f"did you mean {near!r}? " if (near := _near(str(key), _PROVIDER_KEYS)) else ""
-                msg = f"{path}: key '{where}.{key}': promptfoo ignores it; {hint}a provider takes {', '.join(_PROVIDER_KEYS)}"
-                raise PasshatError(msg)
+                errors.append(f"{path}: key '{where}.{key}': promptfoo ignores it; {hint}a provider takes "
+                              f"{', '.join(_PROVIDER_KEYS)}")  # fmt: skip
         ids.append(entry["id"])
-        file = _provider_file(path, where, entry["id"])
+        file = None
+        with _kept(errors):
+            file = _provider_file(path, where, entry["id"])
         if file is not None and _is_passhat(file):
             config = entry.get("config") or {}
             if not isinstance(config, dict):
-                raise PasshatError(f"{path}: key '{where}.config': {config!r}: expected a mapping")
+                errors.append(f"{path}: key '{where}.config': {config!r}: expected a mapping")
+                continue
             found.append((entry.get("label") or entry["id"], config))
+    if not found and len(errors) > before:
+        return found  # the errors above say why no passhat provider was found
     if not found:
         msg = (f"{path}: key 'providers': no passhat provider among {', '.join(ids)}, so there is nothing to check; "
                f"add - id: file://{_PROVIDER_FILE}")  # fmt: skip
@@ -264,53 +303,74 @@ def _extensions(path: Path, data: dict) -> list[str]:
 
 
 def validate(path: Path, repeat: int | None, largest_k: int | None, probe: bool = True) -> list[str]:
-    """Checked facts, one line each; raises PasshatError at the first problem."""
-    from passhat.graders import load_graded_tasks as load_tasks
+    """Checked facts, one line each; raises PasshatError naming every problem found, one per line: each check
+    runs whatever the others found (one that needs what failed before it is skipped)."""
+    lines, errors = _checks(path, repeat, largest_k, probe)
+    if errors:
+        raise PasshatError("\n".join(errors) if len(errors) == 1 else
+                           f"{len(errors)} problems:\n" + "\n".join(f"  {e}" for e in errors))  # fmt: skip
+    return lines
+
+
+def _checks(path: Path, repeat: int | None, largest_k: int | None, probe: bool) -> tuple[list[str], list[str]]:
     from passhat.trial._config import parse_config
 
-    data = _load_config(path)
-    _check_top_keys(path, data)
+    data = _load_config(path)  # nothing else can be checked without it
+    errors: list[str] = []
+    _check_top_keys(path, data, errors)
     providers = []
-    found = _passhat_providers(path, data)
+    found = _passhat_providers(path, data, errors)
     for label, raw in found:
-        try:
+        with _kept(errors, f"{path}: provider {label!r}: "):
             providers.append((label, parse_config({**raw, "basePath": str(path.parent)})))
-        except PasshatError as error:
-            raise PasshatError(f"{path}: provider {label!r}: {error}") from None
     lines = [f"provider {label}: config ok" for label, _ in providers]
-    lines.append(_imports_passhat(path, [raw for _, raw in found]))
-    lines += _extensions(path, data)
+    if found:
+        with _kept(errors):
+            lines.append(_imports_passhat(path, [raw for _, raw in found]))
+    with _kept(errors):
+        lines += _extensions(path, data)
     tasks = []
     if (tasks_dir := _tasks_dir(path, data.get("tests"))) is not None:
-        tasks = load_tasks(tasks_dir)
-        lines.append(f"{len(tasks)} task(s) in {tasks_dir}: {', '.join(t.id for t in tasks)}")
+        tasks = _load_each(tasks_dir, errors)
+        if tasks:
+            lines.append(f"{len(tasks)} task(s) in {tasks_dir}: {', '.join(t.id for t in tasks)}")
         from passhat.graders import preflight
 
-        lines += preflight(tasks)
-    lines += _grading(tasks)
+        for task in tasks:
+            with _kept(errors):
+                lines += preflight([task])
+    with _kept(errors):
+        lines += _grading(tasks)
     options_repeat = (data.get("evaluateOptions") or {}).get("repeat")
     repeat = repeat or options_repeat
     if largest_k and repeat is not None and repeat < largest_k:
-        msg = f"--repeat {repeat} is less than the largest k ({largest_k}): pass^{largest_k} would be undefined; use --repeat {largest_k} or more"
-        raise PasshatError(msg)
+        errors.append(f"--repeat {repeat} is less than the largest k ({largest_k}): pass^{largest_k} would be "
+                      f"undefined; use --repeat {largest_k} or more")  # fmt: skip
+    probe_now = probe and not errors  # the endpoint's one request waits until the configuration is right
     for label, config in providers:
-        lines.append(f"provider {label}: model: {_model(path, label, config)}")
-        if problem := _unwritable(config.state_dir):
-            msg = (f"{path}: provider {label!r}: key 'state_dir' ({config.state_dir}): {problem}; make it writable "
-                   "or point `state_dir:` in the provider's config at a writable folder")  # fmt: skip
-            raise PasshatError(msg)
-        lines.append(f"provider {label}: state dir {config.state_dir} writable")
-        lines.append(_probe(path, label, config) if probe else f"provider {label}: endpoint not probed (--no-probe)")
-        if warning := _deadline_warning(config):
-            lines.append(f"warning: provider {label}: {warning}")
-        if config.executor.kind == "ray":  # every node runs a probe: passhat, git, the CLI, bwrap, setup's programs
-            from passhat.cluster import check_cluster
+        with _kept(errors):
+            lines += _provider_checks(path, label, config, tasks, probe_now)
+    return lines, errors
 
-            programs = tuple(sorted({shlex.split(task.setup)[0] for task in tasks if task.setup}))
-            try:
-                lines += check_cluster(config.executor, config.isolation != "none", programs)
-            except PasshatError as error:
-                raise PasshatError(f"{path}: provider {label!r}: {error}") from None
+
+def _provider_checks(path: Path, label: str, config: ProviderConfig, tasks: list[Task], probe: bool) -> list[str]:
+    lines = [f"provider {label}: model: {_model(path, label, config)}"]
+    if problem := _unwritable(config.state_dir):
+        msg = (f"{path}: provider {label!r}: key 'state_dir' ({config.state_dir}): {problem}; make it writable "
+               "or point `state_dir:` in the provider's config at a writable folder")  # fmt: skip
+        raise PasshatError(msg)
+    lines.append(f"provider {label}: state dir {config.state_dir} writable")
+    lines.append(_probe(path, label, config) if probe else f"provider {label}: endpoint not probed (--no-probe)")
+    if warning := _deadline_warning(config):
+        lines.append(f"warning: provider {label}: {warning}")
+    if config.executor.kind == "ray":  # every node runs a probe: passhat, git, the CLI, bwrap, setup's programs
+        from passhat.cluster import check_cluster
+
+        programs = tuple(sorted({shlex.split(task.setup)[0] for task in tasks if task.setup}))
+        try:
+            lines += check_cluster(config.executor, config.isolation != "none", programs)
+        except PasshatError as error:
+            raise PasshatError(f"{path}: provider {label!r}: {error}") from None
     return lines
 
 
