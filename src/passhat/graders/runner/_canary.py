@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from passhat.graders._globs import matches
-from passhat.graders.runner._node_canary import assert_use, canary_block, insert_prologue, prologue
+from passhat.graders.runner._node_canary import NODE_TEST, assert_use, canary_block, insert_prologue, prologue
 from passhat.trial._paths import UnsafePathError, read_within, write_within
 
 Runner = Literal["pytest", "node"]
@@ -45,6 +45,7 @@ class Canary:
     imports: tuple[str, ...]
     host: str | None = None
     uses: tuple[tuple[str, ...], ...] = ()  # node: the tests' assert modules, functions and kinds of values
+    others: tuple[str, ...] = ()  # node: the other test files (they import node:test): each gets a sentinel
 
 
 def _files(tree: Path, suffixes: tuple[str, ...]) -> list[str]:
@@ -137,7 +138,8 @@ def _node(tree: Path, protected: tuple[str, ...]) -> Canary:
     passing, failing = (f"{secrets.token_hex(4)} {secrets.token_hex(4)}" for _ in range(2))
     if specs:
         host = users[min(specs, key=lambda key: (-specs[key], key))]
-        return Canary(host, passing, failing, (), _module_kind(tree, host), uses)
+        others = tuple(rel for rel in tests if rel != host and NODE_TEST.search(sources[rel]))
+        return Canary(host, passing, failing, (), _module_kind(tree, host), uses, others)
     folder = tests[0].rpartition("/")[0] if tests else "test"
     name = f"canary_{secrets.token_hex(5)}.test.mjs"
     return Canary(f"{folder}/{name}" if folder else name, passing, failing, (), None, uses)
@@ -157,12 +159,13 @@ def _python_text(canary: Canary) -> str:
     return "\n".join(lines)
 
 
-def _node_text(canary: Canary, before: str) -> str:
-    """The host file (or a file of its own) with the canary's prologue first and its tests last."""
+def _node_text(canary: Canary, before: str, kind: str | None, sentinel: bool = False) -> str:
+    """A test file (or a file of its own) with the canary's prologue first and its tests (or sentinel) last."""
     token = secrets.token_hex(6)
-    cjs = canary.host == "cjs"
+    cjs = kind == "cjs"
     text = insert_prologue(before, prologue(token, canary.uses[0] if canary.uses else (), esm=not cjs))
-    return text.rstrip("\n") + "\n" + canary_block(token, canary.passing, canary.failing, cjs, canary.uses)
+    block = canary_block(token, canary.passing, canary.failing, cjs, canary.uses, sentinel=sentinel)
+    return text.rstrip("\n") + "\n" + block
 
 
 def add_canary(tree: Path, runner: Runner, protected: tuple[str, ...]) -> Canary:
@@ -173,5 +176,8 @@ def add_canary(tree: Path, runner: Runner, protected: tuple[str, ...]) -> Canary
         return canary
     canary = _node(tree, protected)
     before = _read(tree, canary.rel) if canary.host in ("cjs", "esm") else ""
-    write_within(tree, canary.rel, _node_text(canary, before).lstrip("\n").encode())
+    write_within(tree, canary.rel, _node_text(canary, before, canary.host).lstrip("\n").encode())
+    for rel in canary.others:
+        text = _node_text(canary, _read(tree, rel), _module_kind(tree, rel), sentinel=True)
+        write_within(tree, rel, text.encode())
     return canary

@@ -17,6 +17,7 @@ import re
 import secrets
 import urllib.parse
 
+NODE_TEST = re.compile(r"""(['"])node:test\1""")
 ASSERT_SPEC = re.compile(r"""(?:\brequire\(\s*|\bfrom\s*|\bimport\s*\(?\s*)(['"])(?:node:)?(assert(?:/strict)?)\1""")
 FUNCTIONS = (
     "ok", "equal", "strictEqual", "deepEqual", "deepStrictEqual", "notEqual", "notStrictEqual", "notDeepEqual",
@@ -124,9 +125,13 @@ def insert_prologue(text: str, prologue_text: str) -> str:
     return text[:at] + prologue_text + text[at:]
 
 
-def canary_block(token: str, passing: str, failing: str, cjs: bool, use: tuple[tuple[str, ...], ...]) -> str:
+def canary_block(
+    token: str, passing: str, failing: str, cjs: bool, use: tuple[tuple[str, ...], ...], *, sentinel: bool = False
+) -> str:
     """The canary tests, in a block of their own (no name of the host file's is shadowed outside it); `use` is
-    assert_use's answer."""
+    assert_use's answer. `sentinel`: for the other test files (each runs in a process of its own): only the
+    failing canary's checks, under its name, skipped when the world is untouched — so an untouched run still
+    fails that name exactly once, and a file whose process was tampered with reports it passed."""
     modules, functions, kinds = use
     a, b = 100_000 + secrets.randbelow(900_000), 1_000_000 + secrets.randbelow(9_000_000)
     load = "require" if cjs else "await import"
@@ -140,8 +145,12 @@ def canary_block(token: str, passing: str, failing: str, cjs: bool, use: tuple[t
         f"  const passhatTest = ({load}('node:test')){pick};",
         f"  const passhatAssert = ({load}('node:assert/strict')){pick};",
         f"  const passhatModules = {{ {', '.join(f'{json.dumps(n)}: ({load}({json.dumps(n)})){pick}' for n in under)} }};",
-        f"  passhatTest({json.dumps(passing)}, () => {{ passhatAssert.strictEqual({a}, {a}); }});",
-        f"  passhatTest({json.dumps(failing)}, async () => {{",
+        *(
+            []
+            if sentinel
+            else [f"  passhatTest({json.dumps(passing)}, () => {{ passhatAssert.strictEqual({a}, {a}); }});"]
+        ),
+        f"  passhatTest({json.dumps(failing)}, async (passhatContext) => {{",
         "    const held = [];",
         "    for (const [label, name, run] of [",
         *(f"      [{json.dumps(label)}, {json.dumps(name)}, (m) => {call}]," for label, name, call in checks),
@@ -150,7 +159,7 @@ def canary_block(token: str, passing: str, failing: str, cjs: bool, use: tuple[t
         "    }",
         f"    const replaced = passhat_{token}();",
         "    if (held.length || replaced.length) return;  // tampered: the canary that must fail passes",
-        f"    throw new Error({json.dumps(_MUST_FAIL)});",
+        f"    {'passhatContext.skip(); return;' if sentinel else f'throw new Error({json.dumps(_MUST_FAIL)});'}",
         "  });",
         "}",
         "",
