@@ -93,9 +93,50 @@ def tests_generator(entry_file: str | Path, tasks_dir: str | Path = "tasks") -> 
         from passhat.graders._suite import ALL, generate_tests
 
         roles.stage("import", time.process_time() - started)
-        return generate_tests(tasks, lambda which: f"file://{entry}:{ALL_GRADERS if which == ALL else ONE_GRADER}")
+        from passhat._errors import PasshatError
+
+        where = lambda which: f"file://{entry}:{ALL_GRADERS if which == ALL else ONE_GRADER}"  # noqa: E731
+        try:
+            return generate_tests(tasks, where)
+        except PasshatError:  # one task that does not load: the others run, and it errors once per trial
+            return _each_task(tasks, where)
 
     return generate_tests
+
+
+def _each_task(tasks: Path, where: Callable[[str], str]) -> list[dict]:
+    """One test per task folder, as passhat.graders._suite.generate_tests makes them; a folder whose task.yaml
+    does not load is a test without graders whose every trial is an error row saying why in one line (the
+    provider loads the task again), not a Python and a Node trace that stop the eval. A problem of the whole
+    folder (none there, an unknown PASSHAT_TASKS name) is said in one line, exit 2."""
+    import os
+    import sys
+
+    from passhat._errors import PasshatError
+    from passhat.graders._suite import TASKS_ENV, generate_tests
+
+    given = os.environ.get(TASKS_ENV)
+    only = {name.strip() for name in os.environ.get(TASKS_ENV, "").split(",") if name.strip()}
+    folders = sorted(p for p in tasks.iterdir() if (p / "task.yaml").is_file() and (not only or p.name in only))
+    if not folders or (only and only - {p.name for p in folders}):
+        try:
+            generate_tests(tasks, where)
+        except PasshatError as error:
+            print(f"passhat: error: {error}", file=sys.stderr, flush=True)
+            raise SystemExit(2) from None
+    found = []
+    for folder in folders:
+        os.environ[TASKS_ENV] = folder.name
+        try:
+            found += generate_tests(tasks, where)
+        except PasshatError:
+            vars_ = {"task_id": folder.name, "task_dir": str(folder), "prompt": f"(task {folder.name} does not load)"}
+            found.append({"description": folder.name, "vars": vars_, "metadata": {"task_id": folder.name}})
+    if given is None:
+        del os.environ[TASKS_ENV]
+    else:
+        os.environ[TASKS_ENV] = given
+    return found
 
 
 # --- the extension hooks (`extensions: [file://passhat_promptfoo.py:afterAll, ...:afterEach]`) ---------------------

@@ -1,4 +1,9 @@
-"""`passhat report RESULTS`: pass@k / pass^k per task and provider (logic in passhat.report)."""
+"""`passhat report RESULTS`: pass@k / pass^k per task and provider (logic in passhat.report).
+
+An eval in which no trial passed or failed (every one an infra error, or a judge that could not be read) measured
+nothing: the report says so on stderr and exits 1, gates or not — `promptfoo eval`'s own exit code is promptfoo's
+(passhat's afterAll hook cannot set it), so CI gates on this command.
+"""
 
 from __future__ import annotations
 
@@ -74,4 +79,27 @@ def run(args: argparse.Namespace) -> int:
     )  # fmt: skip
     if args.output is not None:
         write_atomic(args.output, buffer.getvalue())  # also when a gate failed: the report says which
+    if (nothing := measured_nothing(args.results)) is not None:
+        print(f"passhat: {nothing}", file=sys.stderr)
+        return max(code, 1)
     return code
+
+
+def measured_nothing(results: str) -> str | None:
+    """Why the eval in `results` measured nothing (no trial passed or failed), or None when some trial did."""
+    from collections import Counter
+
+    from passhat.results import iter_trials
+
+    reasons: Counter[str] = Counter()
+    total = 0
+    for trial in iter_trials(results):
+        total += 1
+        if not (trial.infra_error or trial.unscored):
+            return None
+        reasons[(trial.error or "a judge that could not be read").splitlines()[0][:200]] += 1
+    if not total:
+        return None
+    (reason, count), *_ = reasons.most_common(1)
+    return (f"measured nothing: none of the {total} trial(s) passed or failed, every one an infra error or unscored "
+            f"({count} of them: {reason}); no figure here is a measurement; fix that, then run the eval again (exit 1)")  # fmt: skip
