@@ -16,15 +16,18 @@ JOBS ?= 2
 SCRIPT ?= flaky:0.7+hack:0.1
 PYTEST_ARGS ?=
 
-.PHONY: install system-deps demo demo-real rehearse test test-fast lint fmt bench clean
+.PHONY: install system-deps demo-intro demo demo-real rehearse test test-fast lint fmt bench clean
 
 $(VENV)/.installed: pyproject.toml
+	@echo "make: installing passhat and its Python packages into $(VENV) (a few minutes the first time)"
 	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,ray]'  # ray: executor: ray and its e2e tests
+	scripts/progress.sh "make: pip install" \
+	  $(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,ray]'  # ray: executor: ray and its e2e tests
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
-	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+	@echo "make: installing promptfoo and Node 22 into node_modules (a few minutes the first time)"
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 scripts/progress.sh "make: npm ci" npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 # Debian packages the tests need: bubblewrap (trial confinement), chromium (reports people look at).
@@ -40,7 +43,16 @@ system-deps:
 
 install: $(VENV)/.installed node_modules/.installed
 
-demo: install
+# What `make demo` takes, said before anything starts: the installs (first run only; about 8 min on 2 CPUs) and the
+# trials (about 7 s each per job on 2 idle CPUs: 100 trials at -j 2 are about 6 min).
+demo-intro:
+	@todo=""; [ -f $(VENV)/.installed ] || todo="$$todo Python packages,"; \
+	[ -f node_modules/.installed ] || todo="$$todo promptfoo and Node 22,"; \
+	if [ -n "$$todo" ]; then echo "make demo: first it installs$${todo%,} (about 8 min on 2 CPUs, progress every 20 s)," \
+	  "then runs the example suite (scripts/demo.sh says how many trials and about how long)"; \
+	else echo "make demo: installed; runs the example suite (scripts/demo.sh says how many trials and about how long)"; fi
+
+demo: demo-intro install
 	REPEAT=$(REPEAT) JOBS=$(JOBS) SCRIPT=$(SCRIPT) scripts/demo.sh
 
 demo-real: install

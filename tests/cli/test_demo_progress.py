@@ -48,3 +48,26 @@ def test_the_demo_waits_for_the_first_trial_in_a_fresh_clone(tmp_path):
     assert any(line.startswith("demo: 0/1 trials in ") for line in lines), done.stdout
     assert any(line.startswith("demo: promptfoo eval --repeat 1 done in ") for line in lines), done.stdout
     assert "report of .passhat/demo-results.json" in lines
+
+
+def test_make_demo_says_up_front_what_it_installs_and_how_long(tmp_path):
+    """In a fresh clone (nothing installed), `make demo`'s first line says it installs first and about how long."""
+    shutil.copy2(ROOT / "Makefile", tmp_path / "Makefile")
+    run = subprocess.run(["make", "-s", "demo-intro"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("make demo: first it installs Python packages, promptfoo and Node 22 (about "), (
+        run.stdout
+    )
+    assert "progress every 20 s" in run.stdout and "scripts/demo.sh says how many trials" in run.stdout
+
+
+def test_a_quiet_install_shows_progress_while_it_runs(tmp_path):
+    """scripts/progress.sh (the Makefile's pip install and npm ci): a line every PROGRESS seconds, then the time."""
+    run = subprocess.run([str(ROOT / "scripts" / "progress.sh"), "make: npm ci", "sleep", "3.5"], cwd=tmp_path,
+                         env={**os.environ, "PROGRESS": "1"}, capture_output=True, text=True, timeout=60)  # fmt: skip
+    lines = run.stdout.splitlines()
+    assert run.returncode == 0 and len(lines) >= 3, run.stdout
+    assert all(line.startswith("make: npm ci: still at it (") for line in lines[:-1]), lines
+    assert lines[-1].startswith("make: npm ci: done in ")
+    failed = subprocess.run([str(ROOT / "scripts" / "progress.sh"), "x", "false"], capture_output=True, timeout=60)
+    assert failed.returncode == 1  # the command's status, for make
