@@ -182,6 +182,11 @@ def test_budget_usd_refuses_the_trials_that_would_cross_it(tmp_path: Path, capsy
         server.stop()
     assert "stopped after round 1: the next round (1 task(s) x 2 trial(s)" in rounds.stdout
     assert f"past --budget-usd {3 * cost:g}" in rounds.stdout
+    # scripted dollars carry the mark, and the guard says what it counts
+    assert f"--budget-usd {3 * cost:g} counts the dollars each trial records" in rounds.stdout
+    assert "simulated dollars (†, not money)" in rounds.stdout
+    (after,) = [line for line in rounds.stdout.splitlines() if line.startswith("passhat: after round 1:")]
+    assert "† (the scripted model's simulated dollars, not money) spent" in after, after
     assert len(_rows(tmp_path / "runs" / "results.json")) == 2
     rows = _rows(tmp_path / "capped.json")
     ran = [r for r in rows if not r["response"].get("error")]

@@ -32,6 +32,7 @@ from passhat._budget import BUDGET_ENV, REACHED
 from passhat._errors import PasshatError
 from passhat.report._parallel import fold_file
 from passhat.report._summary import finish
+from passhat.report._words import SCRIPTED_MARK
 from passhat.rounds._plan import Count, Settings, decided, next_round
 from passhat.rounds._state import COMBINED, Round, State, combine, load, save
 
@@ -111,8 +112,9 @@ def _env(state: State, rnd: Round, spent: float) -> dict[str, str]:
     return env
 
 
-def counts(results: Path, k: int) -> tuple[list[Count], bool]:
-    """Per (task, provider) so far, and whether the budget guard refused any trial."""
+def counts(results: Path, k: int) -> tuple[list[Count], bool, bool]:
+    """Per (task, provider) so far, whether the budget guard refused any trial, and whether any trial's dollars
+    are the scripted model's (simulated, not money: shown with SCRIPTED_MARK)."""
     summaries = finish(fold_file(results), (k,))
     found = [
         Count(s.task, s.provider, s.n, s.passes, s.n + s.errors + s.unscored,
@@ -120,7 +122,7 @@ def counts(results: Path, k: int) -> tuple[list[Count], bool]:
         for s in summaries
     ]  # fmt: skip
     refused = any(REACHED in reason for s in summaries for reason, _ in s.infra_error_reasons)
-    return found, refused
+    return found, refused, any(s.scripted for s in summaries)
 
 
 def _cut_off(path: Path) -> bool:
@@ -182,6 +184,10 @@ def start(out: Path, promptfoo_args: Sequence[str], settings: Settings, echo: Te
         raise PasshatError(msg)
     state.rounds.append(Round(1, 0, min(settings.round, settings.max_trials), None))
     save(out, state)
+    if settings.budget_usd is not None:
+        print(f"passhat: --budget-usd {settings.budget_usd:g} counts the dollars each trial records: what the API "
+              f"charged, or on the scripted model its simulated dollars ({SCRIPTED_MARK}, not money)",
+              file=echo, flush=True)  # fmt: skip
     return _loop(out, state, echo)
 
 
@@ -213,7 +219,7 @@ def _rounds(out: Path, state: State, echo: TextIO) -> int:
     settings = Settings(state.round, state.max_trials, state.budget_usd, state.k, state.safe_at)
     found: list[Count] = []
     if any(r.status == "done" for r in state.rounds):
-        found, _ = counts(combine(out, state), state.k)
+        found, _, _ = counts(combine(out, state), state.k)
     while True:
         rnd = state.rounds[-1]
         if rnd.status != "done":
@@ -223,12 +229,19 @@ def _rounds(out: Path, state: State, echo: TextIO) -> int:
             code = _run_round(out, state, rnd, sum(c.cost_usd for c in found), echo)
             if code is not None:
                 return code
-        found, refused = counts(combine(out, state), state.k)
+        found, refused, scripted = counts(combine(out, state), state.k)
         plan = next_round(found, {c.task: state.scheduled(c.task) for c in found}, settings)
         settled = sum(decided(c, settings) for c in found)
         spent = sum(c.cost_usd for c in found)
+        mark = f"{SCRIPTED_MARK} (the scripted model's simulated dollars, not money)" if scripted else ""
         print(f"passhat: after round {rnd.number}: {settled} of {len(found)} decided, {sum(c.trials for c in found)} "
-              f"trials, ${spent:.2f} spent", file=echo, flush=True)  # fmt: skip
+              f"trials, ${spent:.2f}{mark} spent", file=echo, flush=True)  # fmt: skip
+        if not any(c.n for c in found):
+            state.stop = f"measured nothing: no trial of round {rnd.number} passed or failed (see {out / rnd.log})"
+            save(out, state)
+            print(f"passhat: stopped after round {rnd.number}: {state.stop}; fix the cause, then start anew",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            return 1
         stop = f"the budget guard refused trials in round {rnd.number}" if refused and plan.stop is None else plan.stop
         if plan.beyond:
             print(f"passhat: left undecided (the trials left are unlikely to decide them): {', '.join(plan.beyond)}",
