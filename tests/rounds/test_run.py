@@ -69,3 +69,23 @@ def test_a_round_that_never_started_is_started_by_the_same_command(project, caps
     assert "it holds rounds already" in capsys.readouterr().err
     assert len((project / "calls").read_text().splitlines()) == 2
     os.remove(project / "calls")
+
+
+def test_a_round_that_measured_nothing_stops_the_rounds_with_exit_1(project, capsys):
+    """Every trial of round 1 an infra error: no figure to plan round 2 on; the rounds stop saying so, exit 1."""
+    error = "passhat: tasks/t/task.yaml: field 'tier' is missing; add `tier:`"
+    row = {"error": error, "failureReason": 2, "success": False, "score": 0, "namedScores": {}, "latencyMs": 1,
+           "response": {"error": error, "metadata": {}}, "provider": {"id": "file://p.py", "label": "cc"},
+           "promptIdx": 0, "testIdx": 0, "testCase": {"vars": {"task_id": "t"}, "metadata": {"task_id": "t"}},
+           "metadata": {"task_id": "t"}}  # fmt: skip
+    results = {"evalId": "eval-1", "results": {"version": 3, "results": [row, {**row, "testIdx": 1}]}}
+    (project / "fixture.json").write_text(json.dumps(results))
+    bin_dir = stand_in(project)
+    (bin_dir / "promptfoo").write_text(
+        f'#!/bin/sh\nwhile [ $# -gt 0 ]; do [ "$1" = -o ] && cp {project / "fixture.json"} "$2"; shift; done\n'
+    )
+    assert main(ARGS) == 1
+    captured = capsys.readouterr()
+    assert "passhat: stopped after round 1: measured nothing: no trial of round 1 passed or failed" in captured.err
+    state = json.loads((project / "evals" / "rounds" / "rounds.json").read_text())
+    assert state["stop"].startswith("measured nothing") and len(state["rounds"]) == 1
