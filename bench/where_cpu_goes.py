@@ -79,6 +79,7 @@ SHARE_BUDGETS = {  # of the suite's CPU; they sum to 15%
     "test generator": 0.003,
     "other (unmarked)": 0.004,
 }
+MEASUREMENT = "the measurement's reaper threads (not counted)"
 LOOP_ONLY = ("loop: shell, git worktree", "scripted model (this process)")
 
 
@@ -238,10 +239,13 @@ def _account_role(tree: Tree, i: int, role: str, stages: dict[str, float], accou
     proc = tree.procs[i]
     if role == "provider" or role.startswith("assertion"):
         account.seen.add(i)  # its own CPU split by stage below, its children by what they are
+    reaper = min(stages.get("reaper", 0.0), proc.cpu)  # the measurement's own thread (passhat._cpu_roles)
+    if reaper:
+        account.phases[MEASUREMENT] += reaper
     if role == "provider":
-        thread = min(stages.get("trial-thread", 0.0), proc.cpu)
+        thread = min(stages.get("trial-thread", 0.0), proc.cpu - reaper)
         account.phases["provider worker: trials' thread"] += thread
-        account.phases["provider worker: proxy, other threads, start-up"] += proc.cpu - thread
+        account.phases["provider worker: proxy, other threads, start-up"] += proc.cpu - reaper - thread
         for child in tree.children[i]:
             if tree.procs[child].comm == "bwrap":
                 _confined(tree, child, account, "agent CLI", "agent CLI's children (git, tools)",
@@ -256,7 +260,8 @@ def _account_role(tree: Tree, i: int, role: str, stages: dict[str, float], accou
         account.phases["assertions: graders' Python"] += sum(graders.values())
         for kind, seconds in graders.items():
             account.phases[f"  of which {kind}"] += seconds
-        account.phases["assertions: exit, result"] += max(0.0, proc.cpu - start - imports - sum(graders.values()))
+        rest = proc.cpu - reaper - start - imports - sum(graders.values())
+        account.phases["assertions: exit, result"] += max(0.0, rest)
         for child in tree.children[i]:
             if tree.procs[child].comm == "bwrap":
                 _confined(tree, child, account, "tests' command", "tests' command", "tests' command")
@@ -265,6 +270,8 @@ def _account_role(tree: Tree, i: int, role: str, stages: dict[str, float], accou
     else:
         phase = {"hook:afterEach": "hook afterEach", "hook:afterAll": "hook afterAll", "generator": "test generator"}
         account.add(phase.get(role, "other (unmarked)"), tree, i)
+        if reaper:
+            account.phases[phase.get(role, "other (unmarked)")] -= reaper
 
 
 def account_loop(tree: Tree, root_ppid: int) -> Account:
@@ -378,8 +385,8 @@ def summarize(tasks, args, loop, ours, roles) -> dict:
     loop_acc, ours_acc = account_loop(loop_tree, me), account_passhat(ours_tree, me, roles)
     loop_acc.phases["scripted model (this process)"] += loop[2]
     ours_acc.phases["scripted model (this process)"] += ours[2]
-    loop_total = sum(v for k, v in loop_acc.phases.items() if not k.startswith(" "))
-    ours_total = sum(v for k, v in ours_acc.phases.items() if not k.startswith(" "))
+    loop_total = sum(v for k, v in loop_acc.phases.items() if not k.startswith(" ") and k != MEASUREMENT)
+    ours_total = sum(v for k, v in ours_acc.phases.items() if not k.startswith(" ") and k != MEASUREMENT)
     interpreters = {
         role: {
             "count": len(items),

@@ -89,14 +89,15 @@ def test_passhat_by_roles_and_confinement():
     ])  # fmt: skip
     roles = {
         31: ("generator", {"start": 0.1}),
-        32: ("provider", {"start": 0.1, "trial-thread": 1.5}),
+        32: ("provider", {"start": 0.1, "trial-thread": 1.5, "reaper": 0.2}),
         38: ("assertion", {"start": 0.1, "import": 0.15, "grader:tests": 0.1, "grader:files": 0.05}),
         42: ("hook:afterEach", {"start": 0.1, "import": 0.05}),
     }
     account = bench.account_passhat(bench.Tree(bench.read_pacct(data)), 10, roles)
     assert dict(account.phases) == pytest.approx({
         "promptfoo (node)": 5.0, "promptfoo: other children": 0.1, "test generator": 0.3,
-        "provider worker: trials' thread": 1.5, "provider worker: proxy, other threads, start-up": 0.5,
+        "provider worker: trials' thread": 1.5, "provider worker: proxy, other threads, start-up": 0.3,
+        bench.MEASUREMENT: 0.2,
         "sandbox and base set-up (bwrap, git, cp)": 0.01, "agent CLI": 1.1, "agent CLI's children (git, tools)": 0.1,
         "assertions: interpreter start-up": 0.1, "assertions: imports": 0.15, "assertions: graders' Python": 0.15,
         "  of which grader:tests": 0.1, "  of which grader:files": 0.05, "assertions: exit, result": 0.1,
