@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
+from passhat._deadline import deadline_warning
 from passhat._errors import PasshatError, yaml_position
 from passhat.cli import k_list
 
@@ -81,16 +82,12 @@ def _kept(errors: list[str], prefix: str = "") -> Iterator[None]:
 
 
 def _load_each(tasks_dir: Path, errors: list[str]) -> list[Task]:
-    """Every task under `tasks_dir` that loads, its graders checked; each one that does not is an entry of
-    `errors` (passhat.graders.load_graded_tasks stops at the first)."""
+    """Each task under `tasks_dir` that loads (graders checked); each one that does not is one more error."""
     from passhat.graders import load_graded_task, load_graded_tasks
 
-    folders = sorted(p for p in tasks_dir.iterdir() if (p / "task.yaml").is_file()) if tasks_dir.is_dir() else []
-    if not folders:
-        with _kept(errors):
-            load_graded_tasks(tasks_dir)  # its own error: no such folder, or no task in it
-        return []
-    tasks = []
+    folders, tasks = sorted(p.parent for p in tasks_dir.glob("*/task.yaml")), []
+    with _kept(errors):
+        tasks += [] if folders else load_graded_tasks(tasks_dir)  # its error: no such folder, or no task in it
     for folder in folders:
         with _kept(errors):
             tasks.append(load_graded_task(folder))
@@ -306,9 +303,8 @@ def validate(path: Path, repeat: int | None, largest_k: int | None, probe: bool 
     """Checked facts, one line each; raises PasshatError naming every problem found, one per line: each check
     runs whatever the others found (one that needs what failed before it is skipped)."""
     lines, errors = _checks(path, repeat, largest_k, probe)
-    if errors:
-        raise PasshatError("\n".join(errors) if len(errors) == 1 else
-                           f"{len(errors)} problems:\n" + "\n".join(f"  {e}" for e in errors))  # fmt: skip
+    if errors:  # one: its line; several: how many, then one a line
+        raise PasshatError(errors[0] if len(errors) == 1 else f"{len(errors)} problems:\n  " + "\n  ".join(errors))
     return lines
 
 
@@ -346,32 +342,26 @@ def _checks(path: Path, repeat: int | None, largest_k: int | None, probe: bool) 
     if largest_k and repeat is not None and repeat < largest_k:
         errors.append(f"--repeat {repeat} is less than the largest k ({largest_k}): pass^{largest_k} would be "
                       f"undefined; use --repeat {largest_k} or more")  # fmt: skip
-    probe_now = probe and not errors  # the endpoint's one request waits until the configuration is right
+    probe = probe and not errors  # the endpoint's one request waits until the configuration is right
     for label, config in providers:
-        with _kept(errors):
-            lines += _provider_checks(path, label, config, tasks, probe_now)
+        with _kept(errors):  # _model and _probe name the file and the provider; the two others, below
+            lines.append(f"provider {label}: model: {_model(path, label, config)}")
+            if problem := _unwritable(config.state_dir):
+                raise PasshatError(f"{path}: provider {label!r}: key 'state_dir' ({config.state_dir}): {problem}; "
+                                   "make it writable or point `state_dir:` in its config at a writable folder")  # fmt: skip
+            lines.append(f"provider {label}: state dir {config.state_dir} writable")
+            lines.append(
+                _probe(path, label, config) if probe else f"provider {label}: endpoint not probed (--no-probe)"
+            )
+            if warning := deadline_warning(config):
+                lines.append(f"warning: provider {label}: {warning}")
+            if config.executor.kind == "ray":  # every node runs a probe: passhat, git, the CLI, bwrap, setup's
+                from passhat.cluster import check_cluster
+
+                programs = tuple(sorted({shlex.split(task.setup)[0] for task in tasks if task.setup}))
+                with _kept(errors, f"{path}: provider {label!r}: "):
+                    lines += check_cluster(config.executor, config.isolation != "none", programs)
     return lines, errors
-
-
-def _provider_checks(path: Path, label: str, config: ProviderConfig, tasks: list[Task], probe: bool) -> list[str]:
-    lines = [f"provider {label}: model: {_model(path, label, config)}"]
-    if problem := _unwritable(config.state_dir):
-        msg = (f"{path}: provider {label!r}: key 'state_dir' ({config.state_dir}): {problem}; make it writable "
-               "or point `state_dir:` in the provider's config at a writable folder")  # fmt: skip
-        raise PasshatError(msg)
-    lines.append(f"provider {label}: state dir {config.state_dir} writable")
-    lines.append(_probe(path, label, config) if probe else f"provider {label}: endpoint not probed (--no-probe)")
-    if warning := _deadline_warning(config):
-        lines.append(f"warning: provider {label}: {warning}")
-    if config.executor.kind == "ray":  # every node runs a probe: passhat, git, the CLI, bwrap, setup's programs
-        from passhat.cluster import check_cluster
-
-        programs = tuple(sorted({shlex.split(task.setup)[0] for task in tasks if task.setup}))
-        try:
-            lines += check_cluster(config.executor, config.isolation != "none", programs)
-        except PasshatError as error:
-            raise PasshatError(f"{path}: provider {label!r}: {error}") from None
-    return lines
 
 
 def _grading(tasks: list[Task]) -> list[str]:
@@ -400,28 +390,6 @@ def _grading(tasks: list[Task]) -> list[str]:
             except PasshatError as error:
                 raise PasshatError(f"tests graders with executor: ray: {error}") from None
     return lines
-
-
-CLI_DEFAULT_RETRIES = 10  # Claude Code's own default when `max_retries` is not set
-_BACKOFF_CAP_S = 32.0  # its retry backoff grows to about this between two tries
-
-
-def _deadline_warning(config: ProviderConfig) -> str | None:
-    """A deadline shorter than the CLI's own retries can take: the deadline would fire while the CLI still
-    waits on a dead API (the trial is still an infra error, but a slow one, and a retry that would have
-    recovered is cut off)."""
-    if config.api_timeout_s is None:
-        return None
-    retries = CLI_DEFAULT_RETRIES if config.max_retries is None else config.max_retries
-    backoff = sum(min(0.5 * 2**attempt, _BACKOFF_CAP_S) for attempt in range(retries))
-    worst = config.api_timeout_s * (retries + 1) + backoff
-    if config.timeout_s >= worst:
-        return None
-    return (
-        f"timeout_s {config.timeout_s:g} is below what the CLI's retries can take on a dead API "
-        f"(api_timeout_s {config.api_timeout_s:g} × {retries + 1} tries + {backoff:.0f} s backoff = {worst:.0f} s); "
-        f"raise timeout_s to {worst:.0f} or lower max_retries / api_timeout_s"
-    )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
