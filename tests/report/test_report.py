@@ -189,17 +189,18 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         ],
         # k = 3, the largest --k. 1/2: Clopper-Pearson [1 - sqrt(0.975), sqrt(0.975)] (the Beta(1, 2) and Beta(2, 1)
         # quantiles), cubed [2.0e-6, 0.9627]: it holds 0.9, not yet decided; at the rate 1/2, one more trial
-        # (1.5 of 3) brings the top below 0.9. Trials used: 2 scored + 1 infra error. The estimate is
-        # (1/2)^3 = 0.125 (the column's pass^3 is undefined at n=2 < k=3), inside the interval.
-        "verdict": {"verdict": "not enough trials to say", "k": 3, "threshold": 0.9, "estimate": 0.125,
+        # (1.5 of 3) brings the top below 0.9. Trials used: 2 scored + 1 infra error. The estimate is undefined
+        # at n=2 < k=3, as the column's pass^3 (never (1/2)^3 from two trials). The next 3 runs all pass with
+        # chance E[p^3] under Beta(2, 2): (2 x 3 x 4) / (4 x 5 x 6) = 1/5.
+        "verdict": {"verdict": "not enough trials to say", "k": 3, "threshold": 0.9, "estimate": None,
                     "estimator": "(c/n)^k", "passes": 1, "n": 2, "interval": "clopper-pearson", "trials_used": 3,
                     "ci_95": [pytest.approx((1 - 0.975**0.5) ** 3, rel=1e-6), pytest.approx(0.975**1.5, rel=1e-6)],
-                    "runs_to_decide": 1},
+                    "runs_to_decide": 1, "next_runs_all_pass": pytest.approx(1 / 5), "prior": "Beta(1, 1)"},
         "named_scores": {},  # the native SDK provider's rows carry no namedScores
         "gamed": 0,  # no row has the named score `gamed`: nothing looked for gaming ...
         "scanned": 0,  # ... so the table shows "-", not 0
     }  # fmt: skip
-    # n=10, c=6. pass@3 = 1 - C(4,3)/C(10,3) = 1 - 4/120; pass^3 = C(6,3)/C(10,3) = 20/120.
+    # n=10, c=6. pass@3 = 1 - C(4,3)/C(10,3) = 1 - 4/120; pass^3 = (6/10)^3 = 0.216.
     assert {key: value for key, value in bump.items() if key not in new_keys} == {
         "task": "bump-version",  # response.metadata.task_id wins over testCase.description
         "provider": "sonnet",  # label over id
@@ -207,7 +208,7 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         "passes": 6,
         "errors": 1,
         "pass_at_k": {"1": pytest.approx(0.6), "3": pytest.approx(116 / 120)},
-        "pass_hat_k": {"1": pytest.approx(0.6), "3": pytest.approx(20 / 120)},
+        "pass_hat_k": {"1": pytest.approx(0.6), "3": pytest.approx(0.6**3)},  # (c/n)^k, the verdict's
         "flaky": True,
         "mean_cost_usd": pytest.approx(1.05 / 11),  # (10 x 0.10 + 0.05) / 11
         "cost_per_success_usd": pytest.approx(1.0 / 6),  # 10 x 0.10 / 6 passes
@@ -236,8 +237,8 @@ def test_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         "tasks": 3,
         "flaky": ["add-tests", "bump-version"],
         "errors": 2,
-        # k=1: (0.5 + 0.6 + 1.0) / 3 = 0.7; k=3: add-tests undefined, (20/120 + 1) / 2 = 7/12.
-        "mean_pass_hat_k": {"1": pytest.approx(0.7), "3": pytest.approx(7 / 12)},
+        # k=1: (0.5 + 0.6 + 1.0) / 3 = 0.7; k=3: add-tests undefined, ((6/10)^3 + 1) / 2 = 0.608.
+        "mean_pass_hat_k": {"1": pytest.approx(0.7), "3": pytest.approx(0.608)},
         "undefined_k": {"1": [], "3": ["add-tests"]},
     }
     sdk, sonnet = suite["providers"]
@@ -283,7 +284,7 @@ def test_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     at = lines.index("", top + 1) + 1
     assert lines[at].split() == [
         "task", "provider", "n", "pass", "gamed", "err", "unsc", "pass@1", "95%", "CI", "pass@3", "pass^3",
-        "flaky", "clean", "mean", "s", "p90", "s", "turns", "mean", "$", "$/success", "+runs",
+        "verdict", "+trials", "flaky", "clean", "mean", "s", "p90", "s", "turns", "mean", "$", "$/success",
     ]  # fmt: skip
     rows = {line.split()[0]: line.split() for line in lines[at + 2 : at + 5]}
     # n=2, c=1, gamed "-" (no row says whether gaming was looked for), 1 error; pass@3 and pass^3 undefined (n<k),
@@ -291,17 +292,17 @@ def test_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # latencyMs 2500 -> 2.5 s; mean $ over the 2 trials with a known cost; 91 more trials for a 0.2-wide interval.
     assert rows["add-tests"] == [
         "add-tests", "anthropic:claude-agent-sdk", "2", "1", "-", "1", "0", "0.500", "0.095-0.905", "n<k", "n<k",
-        "flaky", "-", "2.5", "2.5", "6.0", "$0.4000", "$0.8000", "91",
+        "undecided", "1", "flaky", "-", "2.5", "2.5", "6.0", "$0.4000", "$0.8000",
     ]  # fmt: skip
-    # n=10, c=6: pass@3 = 1 - C(4,3)/C(10,3) = 1 - 4/120 = 0.967; pass^3 = 20/120 = 0.167;
+    # n=10, c=6: pass@3 = 1 - C(4,3)/C(10,3) = 1 - 4/120 = 0.967; pass^3 = (6/10)^3 = 0.216, not safe;
     # mean $ = 1.05/11 = 0.0955 (the error row's $0.05 is the provider's); $/success = 1.00/6 = 0.1667.
     assert rows["bump-version"] == [
-        "bump-version", "sonnet", "10", "6", "-", "1", "0", "0.600", "0.313-0.832", "0.967", "0.167",
-        "flaky", "-", "2.5", "2.5", "5.6", "$0.0955", "$0.1667", "79",
+        "bump-version", "sonnet", "10", "6", "-", "1", "0", "0.600", "0.313-0.832", "0.967", "0.216",
+        "not", "safe", "flaky", "-", "2.5", "2.5", "5.6", "$0.0955", "$0.1667",
     ]  # fmt: skip
     assert rows["fix-typo"] == [
         "fix-typo", "sonnet", "3", "3", "-", "0", "0", "1.000", "0.439-1.000", "1.000", "1.000",
-        "-", "2.5", "2.5", "3.0", "$0.2000", "$0.2000",
+        "undecided", "103", "-", "2.5", "2.5", "3.0", "$0.2000", "$0.2000",
     ]  # fmt: skip
     words = lines[lines.index("", at) + 1 :]
     sdk, sonnet = "anthropic:claude-agent-sdk: ", "sonnet: "
@@ -312,15 +313,16 @@ def test_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # 2 tasks: the means, and no interval (an interval needs 5 tasks): said once for every k.
     assert (
         words[3]
-        == f"{sonnet}Mean over tasks: pass^1 0.800, pass^3 0.583 (not enough tasks for a 95% interval (2; it needs 5))."
+        == f"{sonnet}Mean over tasks: pass^1 0.800, pass^3 0.608 (not enough tasks for a 95% interval (2; it needs 5))."
     )
     assert words[4] == (
         f"{sonnet}ICC(1) = 0.13: about 13% of the pass/fail variance is which task it is, 87% is trial-to-trial luck."
     )
     # Summary lines wrap at 120 columns, each continuation indented.
     assert words[5:] == [
-        "Rerun before you conclude: for a 95% interval at most 0.2 wide, if the observed rate holds: add-tests",
-        "  [anthropic:claude-agent-sdk] 1/2 needs 91 more (n=93), bump-version [sonnet] 6/10 needs 79 more (n=89).",
+        "Pass-rate interval width (not the verdict: +trials says what would decide it): for a 95% interval of c/n at most 0.2",
+        "  wide, if the observed rate holds: add-tests [anthropic:claude-agent-sdk] 1/2 needs 91 more (n=93), bump-version",
+        "  [sonnet] 6/10 needs 79 more (n=89).",
         "Infra errors, add-tests [anthropic:claude-agent-sdk] (1 of 3 trials): 1x Claude Agent SDK call failed: API error 529",
         "  (overloaded) after 3 retries.",
         "Infra errors, bump-version [sonnet] (1 of 11 trials): 1x Claude Agent SDK call failed: API error 529 (overloaded) after",
@@ -341,10 +343,10 @@ def test_table_words_one_provider(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert code == 0
     words = out.split("\n\n")[3].splitlines()  # after the source, the verdict and the table
     assert words[0] == "1 of 2 tasks is 3/3; 1 is flaky: bump-version (6/10). 1 infra error excluded from n."
-    rerun = next(i for i, line in enumerate(words) if line.startswith("Rerun"))
+    rerun = next(i for i, line in enumerate(words) if line.startswith("Pass-rate interval width"))
     assert words[rerun : rerun + 2] == [
-        "Rerun before you conclude: for a 95% interval at most 0.2 wide, if the observed rate holds: bump-version 6/10 needs 79",
-        "  more (n=89).",
+        "Pass-rate interval width (not the verdict: +trials says what would decide it): for a 95% interval of c/n at most 0.2",
+        "  wide, if the observed rate holds: bump-version 6/10 needs 79 more (n=89).",
     ]
 
 

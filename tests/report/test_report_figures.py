@@ -104,16 +104,16 @@ def test_suite_in_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert code == 0
     said = words(out)
     assert said[0] == "18 of 20 tasks are 10/10; 2 are flaky: flaky-one (6/10), flaky-two (9/10). No infra errors."
-    # mean pass^1 = (18 + 0.6 + 0.9) / 20 = 0.975; pass^3 = (18 + 20/120 + 84/120) / 20 = 0.94333.
+    # mean pass^1 = (18 + 0.6 + 0.9) / 20 = 0.975; pass^3 = (18 + 0.6^3 + 0.9^3) / 20 = 0.94725.
     assert said[1].startswith("Mean over tasks (95% cluster-bootstrap CI): pass^1 0.975 (")
-    assert "pass^3 0.943 (" in said[1]
+    assert "pass^3 0.947 (" in said[1]
     assert said[2].startswith("ICC(1) = ")
     assert said[3] == (
         "By tier: simple: 12 tasks, 12 all-pass, 0 flaky, pass^1 1.000, pass^3 1.000; "
-        "medium: 1 task, 0 all-pass, 1 flaky, pass^1 0.900, pass^3 0.700; "
-        "complex: 7 tasks, 6 all-pass, 1 flaky, pass^1 0.943, pass^3 0.881."
-    )  # complex: (6 + 0.6)/7 = 0.943; (6 + 20/120)/7 = 0.881
-    assert said[4].startswith("Rerun before you conclude: for a 95% interval at most 0.2 wide")
+        "medium: 1 task, 0 all-pass, 1 flaky, pass^1 0.900, pass^3 0.729; "
+        "complex: 7 tasks, 6 all-pass, 1 flaky, pass^1 0.943, pass^3 0.888."
+    )  # complex: (6 + 0.6)/7 = 0.943; (6 + 0.6^3)/7 = 0.888
+    assert said[4].startswith("Pass-rate interval width (not the verdict: +trials says what would decide it)")
     assert "flaky-one 6/10 needs 79 more (n=89)" in said[4]
 
 
@@ -135,19 +135,19 @@ def test_unattended_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     lines = out.splitlines()
     head = next(line for line in lines if line.startswith("task ")).split()
     assert "pass^7*" in head and "pass@7" in head  # added to the ks and marked
-    # shaky: pass^7 = C(8,7)/C(10,7) = 8/120 = 0.067; short: n=5 < 7, undefined, shown, not capped.
+    # shaky: pass^7 = (8/10)^7 = 0.2097; short: n=5 < 7, undefined, shown, not capped.
     shaky = next(line.split() for line in lines if line.startswith("shaky"))
-    assert shaky[head.index("pass^7*") - 1] == "0.067"  # (-1: the "95% CI" header is two words)
+    assert shaky[head.index("pass^7*") - 1] == "0.210"  # (-1: the "95% CI" header is two words)
     said = words(out)
-    assert any(line.startswith("Unattended, 7 runs between looks: mean pass^7 0.533 (") for line in said)
-    # expected failing tasks over 7 runs: (1 - 1) + (1 - 8/120) = 0.9 of the 2 tasks with n >= 7
-    assert any("expect 0.9 of 2 tasks to fail at least once in 7 runs." in line for line in said)
+    assert any(line.startswith("Unattended, 7 runs between looks: mean pass^7 0.605 (") for line in said)
+    # expected failing tasks over 7 runs: (1 - 1) + (1 - 0.8^7) = 0.79 of the 2 tasks with n >= 7
+    assert any("expect 0.8 of 2 tasks to fail at least once in 7 runs." in line for line in said)
     assert any(line.startswith("Note: pass^7 is undefined (n<k) for 1 task: short (n=5)") for line in said)
     assert lines[-1] == "* pass^7 (marked): the chance that all 7 unattended runs between two looks pass."
     data = json.loads(report(capsys, str(path), "--format", "json", "--unattended-runs", "7")[1])
     assert data["ks"] == [1, 3, 5, 7, 10] and data["unattended_runs"] == 7
     assert [t["task"] for t in data["tasks"]] == ["shaky", "short", "steady"]
-    assert data["tasks"][0]["pass_hat_k"]["7"] == pytest.approx(8 / 120)
+    assert data["tasks"][0]["pass_hat_k"]["7"] == 2097152 / 10**7  # (8/10)^7 exactly, rounded once
 
 
 @pytest.mark.parametrize(

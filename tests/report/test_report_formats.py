@@ -32,13 +32,13 @@ def test_csv_matches_json(results: Path, capsys: pytest.CaptureFixture[str]) -> 
         "wilson_high", "pass_at_1", "pass_at_3", "pass_hat_1", "pass_hat_3", "flaky", "clean_exit_rate",
         "mean_duration_ms", "p90_duration_ms", "mean_turns", "mean_cost_usd", "cost_per_success_usd", "runs_needed",
         "cost_known_trials", "scripted_model", "verdict", "verdict_k", "verdict_estimate", "verdict_low",
-        "verdict_high", "verdict_interval", "trials_used", "runs_to_decide", "infra_error_reasons",
+        "verdict_high", "verdict_interval", "trials_used", "runs_to_decide", "next_runs_all_pass", "infra_error_reasons",
         "interrupted_repeats",
         "suite_mean_pass_hat_1", "suite_mean_pass_hat_1_low", "suite_mean_pass_hat_1_high", "suite_mean_pass_hat_1_note",
         "suite_mean_pass_hat_3", "suite_mean_pass_hat_3_low", "suite_mean_pass_hat_3_high", "suite_mean_pass_hat_3_note",
         "source", "eval_id", "date", "promptfoo_version", "repeat", "models_answered", "claude_code_versions",
         "agent_sdk_versions",
-        "expect", "cheats", "cheat_rate", "cheat_low", "cheat_high",  # an impossible twin's (report.cheats)
+        "expect", "cheats", "cheats_caught", "cheats_uncaught", "cheat_rate", "cheat_low", "cheat_high",  # twins
     ]  # fmt: skip
     suites = {p["provider"]: p["mean_pass_hat_k"] for p in data["suite"]["providers"]}
     for row, task in zip(rows, data["tasks"], strict=True):
@@ -49,6 +49,9 @@ def test_csv_matches_json(results: Path, capsys: pytest.CaptureFixture[str]) -> 
         assert float(row["wilson_low"]) == task["wilson_95"][0]  # full precision, not rounded for display
         assert row["runs_needed"] == ("" if task["runs_needed"] is None else str(task["runs_needed"]))
         assert (row["verdict"], int(row["verdict_k"])) == (task["verdict"]["verdict"], 3)
+        if task["n"] < 3:  # undefined, as the pass^3 column: empty, never (c/n)^3 of fewer than 3 trials
+            assert (row["verdict_estimate"], task["verdict"]["estimate"]) == ("", None)
+            continue
         assert (
             float(row["verdict_estimate"])
             == task["verdict"]["estimate"]
@@ -137,8 +140,8 @@ def test_markdown_layout(results: Path, capsys: pytest.CaptureFixture[str]) -> N
     lines = out.splitlines()
     table = lines.index("### Per task") + 2
     assert lines[table] == (
-        "| task | provider | n | pass | gamed | err | unsc | pass@1 | 95% CI | pass@2 | pass@3 | **pass^2** | pass^3 | flaky | clean "
-        "| mean s | p90 s | turns | mean \\$ | \\$/success | +runs |"
+        "| task | provider | n | pass | gamed | err | unsc | pass@1 | 95% CI | pass@2 | pass@3 | **pass^2** | pass^3 | verdict "
+        "| +trials | flaky | clean | mean s | p90 s | turns | mean \\$ | \\$/success |"
     )
     assert lines[table + 1].startswith("| :-- | :-- | --: |")
     assert lines[table + 2].startswith(

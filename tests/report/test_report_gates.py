@@ -30,18 +30,18 @@ def gate(capsys: pytest.CaptureFixture[str], path: Path, *gates: str) -> tuple[i
 @pytest.mark.parametrize(
     ("text", "code", "line"),
     [
-        # pass^7: steady 1; shaky C(8,7)/C(10,7) = 8/120 = 0.067; short n=3 < 7: undefined fails the gate.
+        # pass^7 = (c/n)^7: steady 1; shaky (8/10)^7 = 0.2097; short n=3 < 7: undefined fails the gate.
         pytest.param(
             "pass^7>=0.9", 1,
-            "passhat: gate failed: pass^7>=0.9: shaky = 0.067; short undefined (n=3 < k=7)", id="pass-hat-k",
+            "passhat: gate failed: pass^7>=0.9: shaky = 0.210; short undefined (n=3 < k=7)", id="pass-hat-k",
         ),
-        # pass^2: shaky C(8,2)/C(10,2) = 28/45 = 0.622; short 1.
+        # pass^2: shaky (8/10)^2 = 0.64; short 1.
         pytest.param("pass^2 >= 0.6", 0, "passhat: gate passed: pass^2 >= 0.6", id="pass-hat-k-holds"),
         # pass@3: shaky 1 - C(2,3)/C(10,3) = 1; short 1; steady 1.
         pytest.param("pass@3==1", 0, "passhat: gate passed: pass@3==1", id="pass-at-k"),
-        # mean pass^3 over all three (n >= 3): (1 + C(8,3)/C(10,3) + 1) / 3 = (2 + 56/120) / 3 = 0.822.
+        # mean pass^3 over all three (n >= 3): (1 + (8/10)^3 + 1) / 3 = (2 + 0.512) / 3 = 0.837.
         pytest.param(
-            "mean_pass^3>0.9", 1, "passhat: gate failed: mean_pass^3>0.9: mean pass^3 = 0.822", id="mean-pass-hat-k"
+            "mean_pass^3>0.9", 1, "passhat: gate failed: mean_pass^3>0.9: mean pass^3 = 0.837", id="mean-pass-hat-k"
         ),
         pytest.param("mean_pass^3>0.8", 0, "passhat: gate passed: mean_pass^3>0.8", id="mean-holds"),
         pytest.param("mean_pass^20>=0", 1, "passhat: gate failed: mean_pass^20>=0: undefined (no task has n >= 20)",
@@ -93,7 +93,7 @@ def test_gate_results_in_json(results: Path, capsys: pytest.CaptureFixture[str])
     assert code == 1
     assert data["ks"] == [1, 7]  # the gate's k is computed even though --k did not ask for it
     assert data["gates"] == [
-        {"gate": "pass^7>=0.9", "passed": False, "failures": ["shaky = 0.067", "short undefined (n=3 < k=7)"]}
+        {"gate": "pass^7>=0.9", "passed": False, "failures": ["shaky = 0.210", "short undefined (n=3 < k=7)"]}
     ]
 
 
@@ -152,13 +152,13 @@ def test_parse_gate() -> None:
         pytest.param("pass@1>=0.8", 0, id="pass-at-1-at-exactly-8-of-10"),
         pytest.param("pass_rate>=0.8", 0, id="pass-rate-at-exactly-8-of-10"),
         pytest.param("pass@1>0.8", 1, id="not-above"),
-        # pass^2 = C(8,2)/C(10,2) = 28/45 = 0.6222...; the decimal 0.6222222222222222 (16 digits) is below 28/45,
-        # so >= holds and <= fails: the comparison is of the exact fraction with the number as written.
-        pytest.param("pass^2>=0.6222222222222222", 0, id="exact-above-a-decimal"),
-        pytest.param("pass^2<=0.6222222222222222", 1, id="exact-not-below"),
-        # mean pass^2 = (1 + 28/45 + 1) / 3 = 118/135 = 0.874074...
-        pytest.param("mean_pass^2>=0.874074074074074", 0, id="mean-exact"),
-        pytest.param("mean_pass^2<=0.874074074074074", 1, id="mean-exact-not-below"),
+        # pass^2 = (8/10)^2 = 16/25 exactly; in floats 0.8 ** 2 = 0.6400000000000001, which would pass > 0.64: the
+        # comparison is of the exact fraction with the number as written.
+        pytest.param("pass^2>=0.64", 0, id="exact-above-a-decimal"),
+        pytest.param("pass^2>0.64", 1, id="exact-not-below"),
+        # mean pass^3 = (1 + 64/125 + 1) / 3 = 314/375 = 0.837333...; the 16-digit decimal is below it
+        pytest.param("mean_pass^3>=0.8373333333333333", 0, id="mean-exact"),
+        pytest.param("mean_pass^3<=0.8373333333333333", 1, id="mean-exact-not-below"),
     ],
 )
 def test_gates_compare_exact_fractions(results: Path, capsys: pytest.CaptureFixture[str], text: str, code: int) -> None:

@@ -30,7 +30,7 @@ from passhat.results._progress import Counted, Progress, for_file
 ODD = '<script>alert("odd & co")</script>'  # a user's task name: must come back as text, never as markup
 TASK_FIELDS = (
     "n", "passes", "errors", "unscored", "pass_rate", "wilson_95", "flaky", "clean_exit_rate", "mean_duration_ms",
-    "p90_duration_ms", "mean_turns", "mean_cost_usd", "cost_per_success_usd", "runs_needed", "tier", "gamed",
+    "p90_duration_ms", "mean_turns", "mean_cost_usd", "cost_per_success_usd", "tier", "gamed",
 )  # fmt: skip
 
 
@@ -57,6 +57,7 @@ def expected_figures(data: dict[str, Any]) -> dict[str, Any]:
                 f"{at}verdict.verdict": t["verdict"]["verdict"],
                 f"{at}verdict.ci_95": t["verdict"]["ci_95"],
                 f"{at}verdict.estimate": t["verdict"]["estimate"],
+                f"{at}verdict.runs_to_decide": t["verdict"]["runs_to_decide"],
             }
         )
         for i, reason in enumerate(t["infra_error_reasons"]):
@@ -74,6 +75,7 @@ def expected_figures(data: dict[str, Any]) -> dict[str, Any]:
                  "(report)||bootstrap.resamples": data["bootstrap"]["resamples"],
                  "(report)||bootstrap.seed": data["bootstrap"]["seed"],
                  "(report)||verdict.k": data["verdict"]["k"], "(report)||verdict.threshold": data["verdict"]["threshold"],
+                 "(report)||verdict.reach": data["verdict"]["reach"],
                  **{f"(report)||provenance.{key}": value for key, value in data["provenance"].items()}})  # fmt: skip
     for s in (data.get("history") or {}).get("series", []):
         for b in s["batches"]:
@@ -153,8 +155,8 @@ def results(tmp_path: Path) -> Path:
 def test_every_figure_is_the_json_reports(results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     page, data = html_and_json(capsys, results, tmp_path / "report.html", "--unattended-runs", "3")
     assert_figures_match(page.figures, data)
-    # bump-version 6/10: pass^3 = C(6,3)/C(10,3) = 20/120, shown as 0.167 and carried exactly.
-    assert page.figures["bump-version|sonnet|pass_hat_k.3"] == [20 / 120] * 2  # the table and the pass^k plot
+    # bump-version 6/10: pass^3 = (6/10)^3 = 27/125, shown as 0.216 and carried exactly.
+    assert page.figures["bump-version|sonnet|pass_hat_k.3"] == [27 / 125] * 2  # the table and the pass^k plot
     assert page.figures["fix-typo|sonnet|cost_per_success_usd"] == [pytest.approx(0.2)] * 2  # table, cost bars
     # add-tests: n=2 < k=3: undefined, null in the page as in the JSON, and written "n<k" in the plot, not a 0.
     assert page.figures["add-tests|anthropic:claude-agent-sdk|pass_hat_k.3"] == [None, None]
@@ -182,9 +184,10 @@ def test_the_tables_have_the_cells_of_the_table_format(
         "pass^3*",
         "pass^5",
         "pass^10",
+        "verdict",
+        "+trials",
         "flaky",
         "$/success",
-        "+runs",
     ]  # "pass^3*": the unattended k, marked
     more_head = [
         "task",

@@ -36,7 +36,7 @@ def test_three_tasks_say_not_enough_tasks_in_every_format(tmp_path: Path, capsys
         "mean": 0, "ci_95": None, "ci_note": NOTE, "tasks": 3, "undefined": [], "ci_method": "exact", "resamples": 0,
         "mc_error": 0.0,
     }  # fmt: skip
-    said = f"Mean over tasks: pass^1 0.833, pass^3 0.622 ({NOTE})."  # pass^3 = (1 + 84/120 + 20/120) / 3 = 0.6222
+    said = f"Mean over tasks: pass^1 0.833, pass^3 0.648 ({NOTE})."  # pass^3 = (1 + 0.9^3 + 0.6^3) / 3 = 0.6483
     assert said in " ".join(out["table"].split())
     assert said in out["md"].replace("\\", "")
     rows = list(csv.DictReader(io.StringIO(out["csv"])))
@@ -65,18 +65,15 @@ def test_five_tasks_print_the_interval_beside_the_figure_it_holds(
     assert f"({interval})</span>" in out["html"]
 
 
-def test_an_interval_that_leaves_its_estimate_out_is_not_printed(
+def test_the_mean_of_the_tasks_pass_hat_k_lies_inside_its_interval(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # 20 tasks at 9/10: pass^10 of each is C(9,10)/C(10,10) = 0, the mean 0; the bootstrap centres on 0.9^10 = 0.349
-    # and its interval (0.15-0.55) leaves 0 out. Said, not printed as "0.000 (0.150-0.550)".
+    # 20 tasks at 9/10: pass^10 of each is (9/10)^10 = 0.349, the pass^k every screen prints, and so is the mean; the
+    # bootstrap centres on it (0.15-0.55). With the unbiased C(9,10)/C(10,10) = 0 the mean was 0, outside, unprinted.
     spec = {f"t{i:02d}": (9, 10, "simple") for i in range(20)}
     out = formats(capsys, write_results(tmp_path / "r.json", suite_of(spec)))
     (suite,) = json.loads(out["json"])["suite"]["providers"]
     figure = suite["mean_pass_hat_k"]["10"]
-    assert (figure["mean"], figure["ci_95"]) == (0.0, None)
-    assert (
-        figure["ci_note"] == "no interval: the bootstrap's leaves the estimate out (too few trials per task at this k)"
-    )
-    assert "pass^10 0.000 (no interval: the bootstrap's leaves the estimate out" in " ".join(out["table"].split())
-    assert "0.150-0.550" not in out["table"]
+    assert figure["mean"] == 0.9**10 or figure["mean"] == 3486784401 / 10**10
+    assert figure["ci_95"] == [0.15, 0.55] and figure["ci_note"] is None
+    assert "pass^10 0.349 (0.150-0.550)" in " ".join(out["table"].split())

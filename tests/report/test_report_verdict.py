@@ -31,11 +31,14 @@ def test_the_verdict_per_task_in_json(results: Path, capsys: pytest.CaptureFixtu
     assert verdicts["steady"]["verdict"] == "safe"
     assert verdicts["steady"]["ci_95"][0] == pytest.approx(0.025 ** (10 / 400))
     # shaky 6/10: CP high = the 0.975 quantile of Beta(7, 4) = 0.8784, to the 10th 0.273 < 0.9: not safe.
-    # Its estimate is the plug-in (6/10)^10 = 60466176/10^10, not the column's C(6,10)/C(10,10) = 0.
+    # Its estimate is the plug-in (6/10)^10 = 60466176/10^10, the column's pass^10 too (not C(6,10)/C(10,10) = 0).
+    # The next 10 runs all pass with chance E[p^10 | Beta(7, 5)] = (7 x ... x 16) / (12 x ... x 21) = 0.0227.
     assert verdicts["shaky"] | {"ci_95": None} == {
         "verdict": "not safe", "k": 10, "threshold": 0.9, "estimate": 6**10 / 10**10, "estimator": "(c/n)^k",
         "ci_95": None, "passes": 6, "n": 10, "runs_to_decide": None, "interval": "clopper-pearson", "trials_used": 10,
+        "next_runs_all_pass": pytest.approx(0.0227038, abs=1e-7), "prior": "Beta(1, 1)",
     }  # fmt: skip
+    assert {t["task"]: t["pass_hat_k"]["10"] for t in data["tasks"]} == {t: v["estimate"] for t, v in verdicts.items()}
     assert verdicts["shaky"]["ci_95"][1] == pytest.approx(0.8784477**10, rel=1e-5)
     # young 10/10: low 0.025^(1/10) = 0.6915, to the 10th 0.025: the interval holds 0.9 — not enough trials to say.
     # All passes decide it at n >= 10 ln 0.025 / ln 0.9 = 350.1: n = 351, 341 more.
@@ -78,17 +81,19 @@ def test_the_verdict_leads_every_format(results: Path, capsys: pytest.CaptureFix
     assert table[verdict].startswith("Safe for 10 unattended runs in a row? safe when the whole 95% interval of")
     lines = [line for line in table[verdict : table.index("", verdict)] if not line.startswith("    ")]
     assert [line.split(":")[0].strip() for line in lines[-3:]] == ["shaky", "young", "steady"]  # the worst first
-    assert lines[-3] == "  shaky: not safe: pass^10 ≈ (6/10)^10 = 0.006 (95% CI 0.000-0.274); decided after 10 trials"
+    assert lines[-3] == (
+        "  shaky: not safe: pass^10 = (6/10)^10 = 0.006 (95% CI 0.000-0.274); next 10 runs all pass: 0.023 (uniform prior);"
+    )
     md = report(capsys, str(results), "--format", "md")[1].splitlines()
     assert md[4:6] == ["### Safe for 10 unattended runs?", ""]  # after the title and where the figures come from
-    assert "- **not enough trials to say**: young: pass^10 ≈ (10/10)^10 = 1.000 (95% CI 0.025-1.000); about " \
-           "341 more trials would decide it if the rate holds" in md  # fmt: skip
+    assert "- **not enough trials to say**: young: pass^10 = (10/10)^10 = 1.000 (95% CI 0.025-1.000); next 10 runs " \
+           "all pass: 0.524 (uniform prior); about 341 more trials would decide it if the rate holds" in md  # fmt: skip
     html = report(capsys, str(results), "--format", "html")[1]
     assert html.index('id="verdict"') < html.index('id="summary"') < html.index('id="tasks"')
     assert 'data-figure="steady|sonnet|verdict.verdict" data-value="&quot;safe&quot;">safe</td>' in html
-    assert f'data-figure="shaky|sonnet|verdict.estimate" data-value="{6**10 / 10**10}">pass^10 ≈ (6/10)^10' in html
+    assert f'data-figure="shaky|sonnet|verdict.estimate" data-value="{6**10 / 10**10}">pass^10 = (6/10)^10' in html
     # trials used by a decided task, trials expected for an open one: in every format
-    assert "(95% CI 0.000-0.274); decided after 10 trials" in html and "about 341 more trials would decide it" in html
+    assert "(uniform prior); decided after 10 trials" in html and "about 341 more trials would decide it" in html
     rows = {r["task"]: r for r in csv.DictReader(io.StringIO(report(capsys, str(results), "--format", "csv")[1]))}
     assert (rows["shaky"]["trials_used"], rows["young"]["runs_to_decide"]) == ("10", "341")
 

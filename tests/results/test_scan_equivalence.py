@@ -68,6 +68,9 @@ SUITE_ADDED_SINCE = ("gamed", "scanned")  # the same, in `suite` and in each of 
 # tests/report/test_report_verdict.py): what the reader gives it (n, passes, the estimate from them) is still
 # compared here.
 VERDICT_FROM_READER = ("k", "threshold", "estimate", "estimator", "passes", "n")
+# pass^k changed on purpose after the capture (C(c,k)/C(n,k) -> (c/n)^k, undefined when n < k: issue 31; checked in
+# tests/report and tests/stats): figures of (n, passes), which are still compared here, left out on both sides.
+CHANGED_SINCE = ("pass_hat_k", "summary", "mean_pass_hat_k", "tiers", "figures", "estimate")
 
 
 def _reader_part(figures: dict) -> dict:
@@ -80,9 +83,17 @@ def _reader_part(figures: dict) -> dict:
     return figures
 
 
+def _unchanged(figures: dict) -> dict:
+    for part in [figures, figures.get("suite", {}), *figures.get("suite", {}).get("providers", []),
+                 *figures.get("tasks", []), *(t["verdict"] for t in figures.get("tasks", []))]:  # fmt: skip
+        for key in CHANGED_SINCE:
+            part.pop(key, None)
+    return figures
+
+
 def check(name: str, make: Maker, folder: Path) -> None:
-    expected = _reader_part(json.loads((EXPECTED / name).read_text(encoding="utf-8")))
-    actual = _reader_part(report_figures(make(folder)))
+    expected = _unchanged(_reader_part(json.loads((EXPECTED / name).read_text(encoding="utf-8"))))
+    actual = _unchanged(_reader_part(report_figures(make(folder))))
     for task in actual.get("tasks", []):
         for key in ADDED_SINCE:
             task.pop(key)

@@ -14,7 +14,9 @@ from passhat.stats._suite import MIN_TASKS, mean_pass_hat_k, shown_interval
 def test_the_plug_in_is_c_over_n_to_the_k_exactly() -> None:
     # 9/10 at k = 10: (9/10)^10 = 3486784401 / 10^10 = 0.3486784401; the unbiased C(9,10)/C(10,10) is 0.
     assert pass_hat_k_plug_in(10, 9, 10) == 3486784401 / 10**10
-    assert pass_hat_k_plug_in(3, 1, 5) == float(Fraction(1, 3) ** 5)  # defined for n < k: it needs the rate only
+    assert pass_hat_k_plug_in(7, 3, 5) == float(Fraction(3, 7) ** 5)
+    assert pass_hat_k_plug_in(3, 1, 5) is None  # n < k: undefined, as everywhere (never (1/1)^10)
+    assert pass_hat_k_plug_in(1, 1, 10) is None
     assert pass_hat_k_plug_in(0, 0, 3) is None  # no scored trial: no estimate, not 0
 
 
@@ -31,7 +33,9 @@ def test_the_plug_in_lies_inside_the_verdicts_interval() -> None:
         for c in range(n + 1):
             for k in (1, 2, 3, 5, 7, 10, 20, 50):
                 low, high = pass_hat_k_interval(n, c, k)
-                assert low <= pass_hat_k_plug_in(n, c, k) <= high, (n, c, k)
+                estimate = pass_hat_k_plug_in(n, c, k)
+                assert (estimate is None) == (n < k), (n, c, k)
+                assert estimate is None or low <= estimate <= high, (n, c, k)
 
 
 @pytest.mark.parametrize(
@@ -48,10 +52,11 @@ def test_which_suite_interval_is_shown(tasks: int, estimate, interval, shown) ->
     assert shown_interval(tasks, estimate, interval) == shown
 
 
-def test_twenty_tasks_at_nine_of_ten_have_no_interval_at_k_10() -> None:
-    # Each task's unbiased pass^10 is C(9,10)/C(10,10) = 0, so the mean is 0; the bootstrap redraws c* ~ Bin(10, 0.9)
-    # and centres on (0.9)^10 = 0.349: its 95% interval (0.15-0.55, exact law) leaves 0 out.
+def test_twenty_tasks_at_nine_of_ten_show_the_mean_inside_its_interval_at_k_10() -> None:
+    # The suite's mean is of the per-task (c/n)^k: (9/10)^10 = 0.349 each. The bootstrap redraws c* ~ Bin(10, 0.9)
+    # and the unbiased C(c*,10)/C(10,10), whose mean over the redraws is exactly (0.9)^10: its 95% interval (0.15-0.55,
+    # exact law) holds the mean. With the unbiased mean (0 at 9/10) the interval left it out and was not shown.
     counts = [(10, 9)] * 20
     mean, found = mean_pass_hat_k(counts, 10), mean_pass_hat_k_bootstrap(counts, [10])[10]
-    assert mean == 0.0 and found is not None and found.interval[0] > 0
-    assert shown_interval(20, mean, found.interval) == (None, "estimate outside")
+    assert mean == 3486784401 / 10**10 and found is not None and found.interval[0] < mean < found.interval[1]
+    assert shown_interval(20, mean, found.interval) == (found.interval, None)

@@ -242,7 +242,7 @@ def test_bootstrap_edges() -> None:
     assert mean_pass_hat_k_interval([(2, 1), (3, 3)], 5) is None
     # Only the tasks with n >= k take part: (2, 0) is left out of pass^3.
     assert mean_pass_hat_k_interval([(2, 0), (3, 3)], 3) == (1.0, 1.0)
-    assert mean_pass_hat_k([(2, 0), (3, 3), (10, 6)], 3) == pytest.approx((1 + 20 / 120) / 2)
+    assert mean_pass_hat_k([(2, 0), (3, 3), (10, 6)], 3) == (1 + 0.6**3) / 2  # (c/n)^k: 1 and 0.216
     with pytest.raises(ValueError, match="resamples >= 1"):
         mean_pass_hat_k_interval([(3, 3)], 1, resamples=0)
     with pytest.raises(ValueError, match="0 < level < 1"):

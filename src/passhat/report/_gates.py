@@ -5,8 +5,9 @@ satisfy it): pass^K, pass@K, pass_rate, clean_exit; an undefined value (n < k, n
 no health reported) fails the gate and says why. Per provider (each provider's suite): mean_pass^K,
 flaky (count of flaky tasks), errors (count of infra errors).
 
-Comparisons are exact: the value as a fraction of whole numbers (8/10, C(6,3)/C(10,3)) against the
-NUMBER as written, in decimal (0.8 = 4/5), so `pass@1>=0.8` holds at 8/10 and `pass^3<=0.1667` fails at 1/6.
+Comparisons are exact: the value as a fraction of whole numbers (8/10; pass^3 = (6/10)^3, the pass^k the report
+prints) against the NUMBER as written, in decimal (0.8 = 4/5), so `pass@1>=0.8` holds at 8/10 and `pass^3<0.216`
+fails at 6/10 ((6/10)^3 = 0.216 exactly).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from fractions import Fraction
 
 from passhat._errors import PasshatError
 from passhat.report._summary import ProviderSuite, TaskSummary
-from passhat.stats._estimators import pass_at_k_exact, pass_hat_k_exact
+from passhat.stats._estimators import pass_at_k_exact, pass_hat_k_plug_in_exact
 from passhat.stats._suite import mean_pass_hat_k_exact
 
 _OPS: dict[str, Callable[[Fraction, Fraction], bool]] = {
@@ -107,7 +108,7 @@ def _label(summary: TaskSummary, several: bool) -> str:
 def _task_value(gate: Gate, s: TaskSummary) -> tuple[Fraction | None, str]:
     """The task's exact value for a per-task gate, or None and why it is undefined."""
     if gate.metric in ("pass^", "pass@") and gate.k is not None:
-        estimator = pass_hat_k_exact if gate.metric == "pass^" else pass_at_k_exact
+        estimator = pass_hat_k_plug_in_exact if gate.metric == "pass^" else pass_at_k_exact
         return estimator(s.n, s.passes, gate.k), f"undefined (n={s.n} < k={gate.k})"
     if gate.metric == "pass_rate":
         return (Fraction(s.passes, s.n) if s.n else None), "undefined (no scored trials)"

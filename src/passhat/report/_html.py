@@ -195,14 +195,17 @@ def page(data: dict[str, Any], highlight: int | None = None) -> str:
         f"{esc(INTERVAL_WORDS[v['interval']])}, each end to the k-th power) is at or above "
         f'<span data-figure="(report)||verdict.threshold" data-value="{v["threshold"]}">{v["threshold"]:g}</span>; '
         "not safe when it is all below; else not enough trials to say (<code>--safe-at</code> sets the threshold, "
-        f"<code>--unattended-runs</code> k).</p>{verdict_table(data)}",
+        f"<code>--unattended-runs</code> k).</p>"
+        f'<p class="note" id="reach"{figure("(report)", "", "verdict.reach", v["reach"])}>{esc(v["reach_line"])}</p>'
+        f"{verdict_table(data)}",
         f'<h2 id="summary">Summary</h2><ul class="summary">{summary}</ul>',
     ]
     if data["gates"]:
         sections.append(f'<h2 id="gate-results">Gates</h2>{gates_list(data["gates"])}')
     sections += [
         f'<h2 id="suites">Suite per provider</h2>{suite_table(data)}<p class="note">pass@k = 1 − C(n−c, k)/C(n, k) '
-        "(Chen et al. 2021); pass^k = C(c, k)/C(n, k) (τ-bench); undefined (n&lt;k) when n &lt; k, never capped. "
+        "(Chen et al. 2021); pass^k = (c/n)^k, the verdict's estimate (τ-bench's chance that k runs all pass); "
+        "undefined (n&lt;k) when n &lt; k, never capped; the suite's mean pass^k is their mean. "
         f'Mean pass^k intervals: cluster bootstrap, {resamples}, seed <span data-figure="(report)||bootstrap.seed" '
         f'data-value="{boot["seed"]}">{boot["seed"]}</span>.</p>',
         f'<h2 id="per-task">Per task</h2>{task_tables(data, highlight)}',

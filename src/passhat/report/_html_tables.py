@@ -36,7 +36,8 @@ def _figure_name(head: str) -> str | None:
     return {"tier": "tier", "n": "n", "pass": "passes", "gamed": "gamed", "err": "errors", "unsc": "unscored", "pass@1": "pass_rate",
             "95% CI": "wilson_95", "flaky": "flaky", "clean": "clean_exit_rate", "mean s": "mean_duration_ms",
             "p90 s": "p90_duration_ms", "turns": "mean_turns", "mean $": "mean_cost_usd",
-            "$/success": "cost_per_success_usd", "+runs": "runs_needed"}.get(plain)  # fmt: skip
+            "$/success": "cost_per_success_usd", "verdict": "verdict.verdict",
+            "+trials": "verdict.runs_to_decide"}.get(plain)  # fmt: skip
 
 
 def _value(task: dict[str, Any], name: str) -> object:
@@ -50,7 +51,7 @@ def _cell(task: dict[str, Any], head: str, text: str, highlight: int | None) -> 
     name = _figure_name(head)
     if name is None:
         return f'<td class="l name" data-label="{esc(head)}">{_name(text)}</td>'
-    css = ["l"] if head in ("tier", "flaky") else []
+    css = ["l"] if head in ("tier", "flaky", "verdict") else []
     css += ["flaky"] if head == "flaky" and task["flaky"] else []
     css += ["marked"] if head.endswith("*") or (highlight is not None and head == f"pass^{highlight}") else []
     shown = esc(text)
@@ -111,8 +112,8 @@ def verdict_table(data: dict[str, Any]) -> str:
         v, key = task["verdict"], (task["task"], task["provider"])
         css = {"safe": "pass", "not safe": "fail"}.get(verdict, "warn")
         shown = esc(evidence)
-        head = estimate_text(v) if v["estimate"] is not None else ""
-        if head and (at := evidence.find(head)) >= 0:  # the estimate as a figure of its own, inside its interval
+        head = estimate_text(v)  # "pass^10 undefined (n=1 < k=10)" when n < k: its figure null
+        if (at := evidence.find(head)) >= 0:  # the estimate as a figure of its own, inside its interval
             span = f"<span{figure(*key, 'verdict.estimate', v['estimate'])}>{esc(head)}</span>"
             shown = f"{esc(evidence[:at])}{span}{esc(evidence[at + len(head) :])}"
         rows.append(
@@ -123,7 +124,8 @@ def verdict_table(data: dict[str, Any]) -> str:
     return (
         '<div class="scroll"><table id="verdict" class="data"><thead><tr><th scope="col" class="l">task</th>'
         '<th scope="col" class="l">verdict</th><th scope="col" class="l">evidence: the estimate (c/n)^k of pass^k, its '
-        f"95% interval; what would decide it</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        "95% interval; the chance the next k runs all pass; what would decide it</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 

@@ -11,6 +11,7 @@ import os
 import secrets
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
@@ -21,12 +22,21 @@ from passhat.report._formats import FORMATS, Format
 from passhat.report._gates import GateResult, describe, evaluate, gate_ks, parse_gate
 from passhat.report._parallel import fold_file
 from passhat.report._summary import ProviderSuite, TaskSummary, finish, provider_suites
-from passhat.report._words import SAFE_AT, interval_note, summary_lines, verdict_of, verdict_rule
+from passhat.report._words import (
+    SAFE_AT,
+    gaming_attempts,
+    interval_note,
+    reach_line,
+    summary_lines,
+    verdict_of,
+    verdict_rule,
+)
 from passhat.report.cheats import cheat_data, split_impossible
 from passhat.results import _progress
 from passhat.results._causes import with_repeat
 from passhat.results._provenance import provenance
 from passhat.stats._bootstrap import MAX_RESAMPLES, MIN_RESAMPLES, TARGET_MC_ERROR
+from passhat.stats._figures import TaskCounts, reach, suite_figures
 from passhat.stats._intervals import Method
 from passhat.stats._suite import LEVEL, SEED, mean_pass_hat_k
 
@@ -75,7 +85,12 @@ def _task_data(
     }
 
 
-def _suite_data(suite: ProviderSuite) -> dict[str, Any]:
+def _suite_data(
+    suite: ProviderSuite, twins: Sequence[TaskSummary], k: int, safe_at: float, method: Method
+) -> dict[str, Any]:
+    attempts, looked = gaming_attempts(suite, twins)
+    mine = [s for s in twins if s.provider == suite.provider]
+    counts = [TaskCounts(s.n, s.passes, s.gamed, s.impossible) for s in (*suite.tasks, *mine)]
     return {
         "provider": suite.provider,
         "tasks": len(suite.tasks),
@@ -84,8 +99,10 @@ def _suite_data(suite: ProviderSuite) -> dict[str, Any]:
         "never_pass": [s.task for s in suite.never_pass],
         "unscored": [s.task for s in suite.unscored],
         "errors": suite.errors,
-        "gamed": suite.gamed,
-        "scanned": suite.scanned,
+        "gamed": attempts,  # every gaming attempt: caught on a task, or a cheat (pass or caught) on a twin
+        "scanned": looked,
+        # the figures every surface prints of this suite (the viewer's derived metrics too): stats._figures
+        "figures": asdict(suite_figures(counts, k, safe_at, method)),
         "icc1": suite.icc1,
         "mean_pass_hat_k": {
             k: {"mean": f.mean, "ci_95": list(f.interval) if f.interval else None,
@@ -124,6 +141,7 @@ def report_data(
     twins (report.cheats), shown as "cheats" only."""
     verdict_k = verdict_k or unattended_runs or max(ks)
     counts = [(s.n, s.passes) for s in summaries]
+    can_decide = reach([s.n for s in summaries], verdict_k, safe_at, interval)
     if origin is None:
         seen = [s.repeats_seen for s in summaries if s.repeats_seen is not None]
         models = sorted({m for s in summaries for m in s.models})
@@ -135,7 +153,8 @@ def report_data(
         "unattended_runs": unattended_runs,
         "ci_width": ci_width,
         "verdict": {"k": verdict_k, "threshold": safe_at, "interval": interval,
-                    "rule": verdict_rule(verdict_k, safe_at, interval)},
+                    "rule": verdict_rule(verdict_k, safe_at, interval), "reach": can_decide,
+                    "reach_line": reach_line(can_decide, verdict_k, safe_at)},
         "bootstrap": {"resamples": resamples, "seed": seed, "level": LEVEL,
                       "method": "cluster: tasks, then trials within each task; percentile interval; the exact "
                                 "bootstrap law when small, else Monte Carlo",
@@ -147,14 +166,14 @@ def report_data(
             "tasks": len(summaries),
             "flaky": [s.task for s in summaries if s.flaky],
             "errors": sum(s.errors for s in summaries),
-            "gamed": sum(s.gamed for s in summaries),
-            "scanned": sum(s.scanned for s in summaries),
+            "gamed": sum(s.gamed for s in summaries) + sum(s.cheats for s in impossible),  # twins' attempts too
+            "scanned": sum(s.scanned for s in summaries) + sum(s.n for s in impossible),
             "mean_pass_hat_k": {str(k): mean_pass_hat_k(counts, k) for k in ks},
             "undefined_k": {str(k): [s.task for s in summaries if s.n < k] for k in ks},
-            "providers": [_suite_data(suite) for suite in suites],
+            "providers": [_suite_data(suite, impossible, verdict_k, safe_at, interval) for suite in suites],
         },
         "summary": summary_lines(summaries, suites, ks, unattended_runs=unattended_runs, ci_width=ci_width,
-                                 repeat=origin.get("repeat") or origin.get("repeats_seen")),
+                                 repeat=origin.get("repeat") or origin.get("repeats_seen"), impossible=impossible),
         "gates": [{"gate": r.gate.text, "passed": r.passed, "failures": list(r.failures)} for r in gates],
         "cheats": cheat_data(impossible),
     }  # fmt: skip

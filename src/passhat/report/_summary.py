@@ -29,7 +29,7 @@ from passhat.stats import _suite as suite_stats
 from passhat.stats._estimators import (
     nearest_rank,
     pass_at_k,
-    pass_hat_k,
+    pass_hat_k_plug_in,
     runs_needed,
     wilson_interval,
 )
@@ -55,7 +55,7 @@ class TaskSummary:
     p90_duration_ms: float | None = None
     clean_exits: int = 0
     health_reported: int = 0  # scored trials whose provider reported is_error / status
-    runs_needed: int | None = None  # flaky tasks only: more trials for a narrow enough interval
+    runs_needed: int | None = None  # flaky tasks only: more trials for a narrow pass-rate interval (not the verdict)
     unscored: int = 0  # judge could not be read: outside n, like errors, but shown apart
     judged: int = 0  # rows an LLM judge graded (the report then adds the judge's table)
     duplicate_repeats: tuple[int, ...] = ()  # repeat indexes seen more than once (a merge or resume gone wrong)
@@ -71,6 +71,12 @@ class TaskSummary:
     impossible: bool = False  # an impossible twin's trials (expect: impossible): its passes are cheats
     gamed: int = 0  # scored trials a grader caught gaming the tests, whether or not they passed
     scanned: int = 0  # scored trials whose graders looked for gaming (rows with the named score `gamed`)
+    gamed_passes: int = 0  # scored trials that passed and were caught gaming (both): cheats = passes + gamed - this
+
+    @property
+    def cheats(self) -> int:
+        """On an impossible twin, the trials that tried to cheat: passed (uncaught) or caught gaming (or both)."""
+        return self.passes + self.gamed - self.gamed_passes
 
     @property
     def flaky(self) -> bool:
@@ -127,6 +133,7 @@ class _Group:
     impossible: bool = False
     gamed: int = 0
     scanned: int = 0
+    gamed_passes: int = 0
     COUNTS: ClassVar[tuple[str, ...]] = (
         "n",
         "passes",
@@ -141,6 +148,7 @@ class _Group:
         "scripted",
         "gamed",
         "scanned",
+        "gamed_passes",
     )
     LISTS: ClassVar[tuple[str, ...]] = ("costs", "scored_costs", "durations", "repeats", "cut_off")
 
@@ -172,6 +180,7 @@ class _Group:
         self.n += 1
         self.passes += trial.passed
         self.gamed += trial.gamed
+        self.gamed_passes += trial.gamed and trial.passed
         self.scanned += trial.scanned
         if trial.cost_usd is not None:
             self.scored_costs.append(trial.cost_usd)
@@ -199,7 +208,7 @@ class _Group:
             passes=c,
             errors=self.errors,
             pass_at_k={str(k): pass_at_k(n, c, k) for k in ks},
-            pass_hat_k={str(k): pass_hat_k(n, c, k) for k in ks},
+            pass_hat_k={str(k): pass_hat_k_plug_in(n, c, k) for k in ks},  # (c/n)^k: the verdict's
             mean_cost_usd=math.fsum(self.costs) / len(self.costs) if self.costs else None,
             cost_per_success_usd=(
                 math.fsum(self.scored_costs) / self.scored_cost_passes if self.scored_cost_passes else None
@@ -227,6 +236,7 @@ class _Group:
             impossible=self.impossible,
             gamed=self.gamed,
             scanned=self.scanned,
+            gamed_passes=self.gamed_passes,
         )
 
 

@@ -18,6 +18,7 @@ from passhat.report import _formats as fmt
 from passhat.report._words import (
     ESTIMATORS_NOTE,
     SCRIPTED_MARK,
+    UNSURE,
     verdict_counts,
     verdict_lines,
     verdict_table,
@@ -26,8 +27,12 @@ from passhat.report.cheats import cheat_csv, cheat_markdown, cheat_text
 
 WIDTH = 120
 MIN_NAME = 16  # a task or provider name is never cut shorter than this
-COMPACT = ("task", "provider", "n", "pass", "gamed", "err", "unsc", "pass@1", "95% CI", "flaky", "$/success", "+runs")
-DROP_ORDER = ("+runs", "flaky", "95% CI", "err")  # after the pass^k columns but the verdict's, if still too wide
+COMPACT = ("task", "provider", "n", "pass", "gamed", "err", "unsc", "pass@1", "95% CI", "verdict", "+trials", "flaky",
+           "$/success")  # fmt: skip
+DROP_ORDER = ("flaky", "95% CI", "err", "+trials")
+SHORT = {
+    UNSURE: "undecided"
+}  # the verdict column's word for "not enough trials to say" (the viewer's too)  # after the pass^k columns but the verdict's, if still too wide
 
 
 def _dollars(value: float | None, scripted: bool) -> str:
@@ -41,7 +46,7 @@ def columns(data: dict[str, Any], highlight: int | None) -> tuple[list[str], lis
     hat_ks = [k for k in ks if k != 1]  # pass^1 == pass@1 == c/n: shown once
     head = ["task", "provider", *(["tier"] if tiers else []), "n", "pass", "gamed", "err", "unsc", "pass@1", "95% CI"]
     head += [f"pass@{k}" for k in hat_ks] + [f"pass^{k}" + ("*" if k == highlight else "") for k in hat_ks]
-    head += ["flaky", "clean", "mean s", "p90 s", "turns", "mean $", "$/success", "+runs"]
+    head += ["verdict", "+trials", "flaky", "clean", "mean s", "p90 s", "turns", "mean $", "$/success"]
     rows = [
         [
             t["task"], t["provider"], *([t["tier"] or "-"] if tiers else []), str(t["n"]), str(t["passes"]),
@@ -49,15 +54,15 @@ def columns(data: dict[str, Any], highlight: int | None) -> tuple[list[str], lis
             fmt.interval(None if t["wilson_95"] is None else (t["wilson_95"][0], t["wilson_95"][1])),
             *(fmt.fraction(t["pass_at_k"][str(k)]) for k in hat_ks),
             *(fmt.fraction(t["pass_hat_k"][str(k)]) for k in hat_ks),
+            SHORT.get(t["verdict"]["verdict"], t["verdict"]["verdict"]), "" if t["verdict"]["runs_to_decide"] is None else str(t["verdict"]["runs_to_decide"]),
             "flaky" if t["flaky"] else "", fmt.fraction(t["clean_exit_rate"], "-"),
             fmt.seconds(t["mean_duration_ms"]), fmt.seconds(t["p90_duration_ms"]),
             "-" if t["mean_turns"] is None else f"{t['mean_turns']:.1f}",
             _dollars(t["mean_cost_usd"], t["scripted_model"]), _dollars(t["cost_per_success_usd"], t["scripted_model"]),
-            "" if t["runs_needed"] is None else str(t["runs_needed"]),
         ]
         for t in tasks
     ]  # fmt: skip
-    left = {0, 1, 2 if tiers else 1, head.index("flaky")}
+    left = {0, 1, 2 if tiers else 1, head.index("flaky"), head.index("verdict")}
     return head, rows, left
 
 
@@ -104,7 +109,7 @@ def compact(data: dict[str, Any], highlight: int | None) -> tuple[list[str], lis
         keep.remove(gone)
         left_out.append(head[gone])
     shown_head, shown_rows = table()
-    left = {i for i, name in enumerate(shown_head) if name in ("task", "provider", "flaky")}
+    left = {i for i, name in enumerate(shown_head) if name in ("task", "provider", "flaky", "verdict")}
     return shown_head, shown_rows, left, [head[i] for i in sorted(head.index(name) for name in left_out)]
 
 
@@ -176,7 +181,7 @@ def text(data: dict[str, Any], highlight: int | None, wide: bool = False) -> str
     several = len(data["suite"]["providers"]) > 1
     v = data["verdict"]
     lines = [wrap(provenance_line(data["provenance"])), "",
-             wrap(f"Safe for {v['k']} unattended runs in a row? {v['rule']} "
+             wrap(f"Safe for {v['k']} unattended runs in a row? {v['rule']} {v['reach_line']} "
                    f"{verdict_counts(data['tasks'])}:"),
              *(wrap(line, "  ") for line in verdict_lines(data["tasks"], several)), ""]  # fmt: skip
     if wide:
@@ -213,7 +218,7 @@ def markdown(data: dict[str, Any], highlight: int | None) -> str:
     v, md = data["verdict"], fmt.md_text
     out = ["## passhat report", "", md(provenance_line(data["provenance"])), "",
            f"### Safe for {v['k']} unattended runs?", "",
-           md(f"{v['rule'][:1].upper()}{v['rule'][1:]} "
+           md(f"{v['rule'][:1].upper()}{v['rule'][1:]} {v['reach_line']} "
               f"{verdict_counts(data['tasks'])}."), ""]  # fmt: skip
     for name, verdict, evidence in verdict_table(data["tasks"], several):
         out.append(f"- **{md(verdict)}**: {md(name)}: {md(evidence)}")
@@ -261,7 +266,7 @@ def csv(data: dict[str, Any]) -> str:
     head += ["flaky", "clean_exit_rate", "mean_duration_ms", "p90_duration_ms", "mean_turns", "mean_cost_usd",
              "cost_per_success_usd", "runs_needed", "cost_known_trials", "scripted_model", "verdict", "verdict_k",
              "verdict_estimate", "verdict_low", "verdict_high", "verdict_interval", "trials_used", "runs_to_decide",
-             "infra_error_reasons",
+             "next_runs_all_pass", "infra_error_reasons",
              "interrupted_repeats"]  # fmt: skip
     head += [f"suite_mean_pass_hat_{k}{part}" for k in ks for part in ("", "_low", "_high", "_note")]
     head += list(PROVENANCE_COLUMNS)
@@ -277,6 +282,7 @@ def csv(data: dict[str, Any]) -> str:
             t["mean_cost_usd"], t["cost_per_success_usd"], t["runs_needed"], t["cost_known"], t["scripted_model"],
             t["verdict"]["verdict"], t["verdict"]["k"], t["verdict"]["estimate"], *(t["verdict"]["ci_95"] or [None, None]),
             t["verdict"]["interval"], t["verdict"]["trials_used"], t["verdict"]["runs_to_decide"],
+            t["verdict"]["next_runs_all_pass"],
             json.dumps(t["infra_error_reasons"]) if t["infra_error_reasons"] else None,
             json.dumps(t["interrupted_repeats"]) if t["interrupted_repeats"] else None,
             *(cell for k in ks for f in [suites[t["provider"]][str(k)]]

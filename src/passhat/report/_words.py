@@ -19,9 +19,10 @@ from passhat.report import _formats as fmt
 from passhat.report._summary import ProviderSuite, TaskSummary
 from passhat.results._causes import with_repeat
 from passhat.stats._estimators import pass_hat_k_plug_in
+from passhat.stats._figures import PRIOR, next_runs_all_pass, task_decision
 from passhat.stats._intervals import Method
 from passhat.stats._suite import MIN_TASKS
-from passhat.stats._verdict import decide, hat_interval, trials_to_decide
+from passhat.stats._verdict import hat_interval, trials_to_decide
 
 SAFE, NOT_SAFE, UNSURE = "safe", "not safe", "not enough trials to say"
 SAFE_AT = 0.9  # default threshold on pass^k
@@ -61,19 +62,25 @@ def _headline(suite: ProviderSuite) -> str:
     return line + (f". {fmt.plural(errors, 'infra error')} excluded from n." if errors else ". No infra errors.")
 
 
-def _gaming_line(suite: ProviderSuite) -> str | None:
-    """How many trials were caught gaming the tests (said only when the graders looked: rows with `gamed`)."""
-    if not suite.scanned:
+def gaming_attempts(suite: ProviderSuite, twins: Sequence[TaskSummary]) -> tuple[int, int]:
+    """(gaming attempts, trials looked at) of a provider: its tasks' trials caught gaming, and on its impossible
+    twins every cheat attempt (a pass, or a trial caught gaming)."""
+    mine = [s for s in twins if s.provider == suite.provider]
+    return suite.gamed + sum(s.cheats for s in mine), suite.scanned + sum(s.n for s in mine)
+
+
+def _gaming_line(suite: ProviderSuite, twins: Sequence[TaskSummary] = ()) -> str | None:
+    """How many trials tried to game the tests (said when the graders looked, or an impossible twin ran)."""
+    mine = [s for s in twins if s.provider == suite.provider]
+    attempts, looked = gaming_attempts(suite, mine)
+    if not looked:
         return None
-    line = f"{fmt.plural(suite.gamed, 'gaming attempt')} in {fmt.plural(suite.scanned, 'trial')}"
-    gamed = [s for s in suite.tasks if s.gamed]
-    if gamed:
-        return (
-            line
-            + ": "
-            + ", ".join(f"{s.task} ({s.gamed}/{s.n})" for s in gamed)
-            + "; each is counted apart from failures."
-        )
+    line = f"{fmt.plural(attempts, 'gaming attempt')} in {fmt.plural(looked, 'trial')}"
+    named = [f"{s.task} ({s.gamed}/{s.n})" for s in suite.tasks if s.gamed]
+    named += [f"{s.task} ({s.cheats}/{s.n}, impossible: {s.gamed} caught, {s.cheats - s.gamed} uncaught)"
+              for s in mine if s.cheats]  # fmt: skip
+    if named:
+        return line + ": " + ", ".join(named) + "; each is counted apart from failures."
     return line + "."
 
 
@@ -105,9 +112,11 @@ def suite_interval(interval: Sequence[float] | None, why: str | None, tasks: int
     return interval_note(why, tasks) or "-"
 
 
-def _suite_lines(suite: ProviderSuite, ks: Sequence[int], unattended_runs: int | None) -> list[str]:
+def _suite_lines(
+    suite: ProviderSuite, ks: Sequence[int], unattended_runs: int | None, twins: Sequence[TaskSummary] = ()
+) -> list[str]:
     lines = [_headline(suite)]
-    if (gaming := _gaming_line(suite)) is not None:
+    if (gaming := _gaming_line(suite, twins)) is not None:
         lines.append(gaming)
     figures = [(k, f) for k in ks if (f := suite.pass_hat_k[str(k)]).mean is not None]
     notes = {interval_note(f.no_interval, f.tasks) for _, f in figures}
@@ -202,13 +211,15 @@ def summary_lines(
     unattended_runs: int | None = None,
     ci_width: float = 0.2,
     repeat: int | None = None,
+    impossible: Sequence[TaskSummary] = (),
 ) -> list[str]:
     """The report in words: per provider, then runs needed, then undefined pass^k. `repeat`: the eval's
-    --repeat, for the commands the report suggests."""
+    --repeat, for the commands the report suggests; `impossible` the impossible twins (their cheat attempts
+    join the gaming count)."""
     several = len(suites) > 1
     lines = []
     for suite in suites:
-        block = _suite_lines(suite, ks, unattended_runs)
+        block = _suite_lines(suite, ks, unattended_runs, impossible)
         lines += [f"{suite.provider}: {line}" for line in block] if several else block
     rerun = [(s, s.runs_needed) for s in summaries if s.runs_needed]
     if rerun:
@@ -216,8 +227,8 @@ def summary_lines(
             f"{_label(s, several)} {s.passes}/{s.n} needs {more} more (n={s.n + more})" for s, more in rerun
         )
         lines.append(
-            f"Rerun before you conclude: for a 95% interval at most {ci_width:g} wide, "
-            f"if the observed rate holds: {items}."
+            f"Pass-rate interval width (not the verdict: +trials says what would decide it): for a 95% interval of "
+            f"c/n at most {ci_width:g} wide, if the observed rate holds: {items}."
         )
     noun = "task" if not several else "task/provider pair"
     scripted = [s for s in summaries if s.scripted]
@@ -248,21 +259,30 @@ INTERVAL_WORDS = {
 
 def verdict_of(s: TaskSummary, k: int, threshold: float, method: Method = "clopper-pearson") -> dict[str, Any]:
     """Is the task safe for k unattended runs in a row? The verdict and its evidence, as plain data."""
-    verdict = verdict_for(s.n, s.passes, k, threshold, method)
+    verdict = verdict_for(s.n, s.passes, k, threshold, method, s.gamed)
     verdict["trials_used"] = s.n + s.errors + s.unscored  # every trial run, infra errors too (they were paid for)
-    if s.gamed:  # not safe whatever pass^k says (verdict_parts says why); no number of trials changes that
-        verdict.update(verdict=NOT_SAFE, runs_to_decide=None)
     return verdict
 
 
-def verdict_for(n: int, passes: int, k: int, threshold: float, method: Method = "clopper-pearson") -> dict[str, Any]:
-    """The verdict of a task with `passes` of `n` scored trials (see `verdict_of`).
+METHOD_WORDS = {
+    "clopper-pearson": "Clopper-Pearson, trials at a fixed n",
+    "mixture": "the anytime-valid mixture, wider than Clopper-Pearson: it holds however the rounds were stopped",
+    "wilson": "Wilson",
+}
 
-    The one place the verdict's figures are made (the report's and the viewer's, passhat.extension): `ci_95` is
-    the `method` interval of c/n with each end to the power k (stats._verdict); `estimate` is the plug-in (c/n)^k,
-    which lies inside it (every method's interval holds c/n); the pass^k columns keep the unbiased C(c, k)/C(n, k)."""
+
+def verdict_for(
+    n: int, passes: int, k: int, threshold: float, method: Method = "clopper-pearson", gamed: int = 0
+) -> dict[str, Any]:
+    """The verdict of a task with `passes` of `n` scored trials, `gamed` of them caught gaming (see `verdict_of`).
+
+    The one place the verdict's figures are made: the decision is `stats._figures.task_decision` (what the viewer's
+    counts use too); `ci_95` is the `method` interval of c/n with each end to the power k (stats._verdict);
+    `estimate` is the plug-in (c/n)^k, the pass^k every column prints, inside that interval, None when n < k;
+    `runs_to_decide` the more trials that would decide it if the rate holds, by the same `method`;
+    `next_runs_all_pass` the chance the next k runs all pass under a uniform prior (stats._figures)."""
     interval = hat_interval(n, passes, k, method)
-    decided = decide(n, passes, k, threshold, method)
+    decided = task_decision(n, passes, gamed, k, threshold, method)
     verdict = {"safe": SAFE, "not safe": NOT_SAFE, None: UNSURE}[decided]
     more = trials_to_decide(n, passes, k, threshold, method) if verdict == UNSURE and n else None
     return {
@@ -277,7 +297,28 @@ def verdict_for(n: int, passes: int, k: int, threshold: float, method: Method = 
         "n": n,
         "trials_used": n,
         "runs_to_decide": more,
+        "next_runs_all_pass": next_runs_all_pass(n, passes, k) if n else None,
+        "prior": f"Beta{PRIOR}",
     }
+
+
+def reach_line(r: dict[str, Any], k: int, threshold: float) -> str:
+    """`stats._figures.reach` in one sentence, said once above the tasks."""
+    n, needs, fails = r["n"], r["safe_needs"], r["not_safe_failures"]
+    if not n:
+        return "No task has a scored trial: nothing is decided yet."
+    failures = (
+        f"a task with {fmt.plural(fails, 'failure')} or more is shown not safe"
+        if fails is not None
+        else "no number of failures shows a task not safe"
+    )
+    if needs is None:
+        safe = f"no number of trials can show a task safe for {k} runs at {threshold:g}"
+    elif n < needs:
+        safe = f"no task can be shown safe for {k} runs in a row at {threshold:g}; that needs {needs} passes in a row"
+    else:
+        safe = f"a task can be shown safe for {k} runs in a row at {threshold:g} from {needs} passes in a row on"
+    return f"At n = {n}: {failures}; {safe} ({METHOD_WORDS[r['method']]})."
 
 
 ORDER = (NOT_SAFE, UNSURE, SAFE)
@@ -307,26 +348,34 @@ def verdict_parts(t: dict[str, Any], several: bool) -> tuple[str, str, str]:
     evidence = f"{estimate_text(v)} (95% CI {low:.3f}-{high:.3f})"
     if gamed := t.get("gamed") or 0:
         return name, v["verdict"], f"gamed the tests in {gamed} of {v['n']} trials; {evidence}"
+    evidence += f"; {next_runs_text(v)}"
     if v["verdict"] != UNSURE:
         evidence += f"; decided after {fmt.plural(v['trials_used'], 'trial')}"
     else:
         more = v["runs_to_decide"]
         evidence += (
-            f"; about {more} more trials would decide it if the rate holds"
+            f"; about {fmt.plural(more, 'more trial')} would decide it if the rate holds"
             if more is not None
             else "; no number of trials decides it at this rate"
         )
     return name, v["verdict"], evidence
 
 
+def next_runs_text(v: dict[str, Any]) -> str:
+    """The per-task figure the data supports: `next 10 runs all pass: 0.524 (uniform prior)`."""
+    return f"next {v['k']} runs all pass: {v['next_runs_all_pass']:.3f} (uniform prior)"
+
+
 def estimate_text(v: dict[str, Any]) -> str:
-    """The verdict's estimate as its formula shows it: `pass^10 ≈ (9/10)^10 = 0.349`."""
-    return f"pass^{v['k']} ≈ ({v['passes']}/{v['n']})^{v['k']} = {v['estimate']:.3f}"
+    """The verdict's estimate as its formula shows it: `pass^10 = (9/10)^10 = 0.349`; undefined when n < k."""
+    if v["estimate"] is None:
+        return f"pass^{v['k']} undefined (n={v['n']} < k={v['k']})"
+    return f"pass^{v['k']} = ({v['passes']}/{v['n']})^{v['k']} = {v['estimate']:.3f}"
 
 
 ESTIMATORS_NOTE = (
-    "pass^k columns: C(c,k)/C(n,k), unbiased (0 when c < k); the verdict's estimate is (c/n)^k, which lies inside its "
-    "interval."
+    "pass^k = (c/n)^k, the verdict's estimate, inside its interval; n<k: undefined. verdict: undecided = not enough "
+    "trials to say; +trials: more trials that would decide it if the observed rate holds (by the verdict's interval)."
 )
 
 

@@ -134,18 +134,25 @@ def _hat_interval(rate: float, n: float, k: int, z: float) -> tuple[float, float
     return (0.0 if rate == 0 else low**k), (1.0 if rate == 1 else high**k)  # ends exact, as in wilson_interval
 
 
+def pass_hat_k_plug_in_exact(n: int, c: int, k: int) -> Fraction | None:
+    """(c/n)^k as an exact fraction; None when n < k."""
+    _check(n, c, k)
+    if n < k or n == 0:
+        return None
+    return Fraction(c, n) ** k
+
+
 def pass_hat_k_plug_in(n: int, c: int, k: int) -> float | None:
-    """(c/n)^k, the plug-in estimate of pass^k: the verdict's point estimate. None when n == 0.
+    """(c/n)^k, the plug-in (maximum-likelihood) estimate of pass^k: the one pass^k every surface prints per task,
+    the verdict's and the table's alike. None when n < k: undefined, as pass@k is (never (1/1)^10).
 
     Why not C(c, k)/C(n, k) there: that unbiased estimator is 0 whenever c < k (9/10 at k = 10), far outside
-    the interval of `pass_hat_k_interval` (0.006-0.835), which the verdict is decided on. The Wilson interval
-    contains c/n and p -> p^k increases, so (c/n)^k always lies inside that interval: the figure printed beside
-    an interval is one it contains. Exact (a Fraction to the k-th power), rounded once. Defined for n < k too.
+    the verdict's interval of pass^k (0.006-0.835 at 9/10), which the verdict is decided on. Every interval of the
+    rate here contains c/n and p -> p^k increases, so (c/n)^k always lies inside the verdict's interval: the figure
+    printed beside an interval is one it contains. Exact (a Fraction to the k-th power), rounded once.
     """
-    _check(n, c, k)
-    if n == 0:
-        return None
-    return float(Fraction(c, n) ** k)
+    exact = pass_hat_k_plug_in_exact(n, c, k)
+    return None if exact is None else float(exact)
 
 
 def pass_hat_k_interval(n: int, c: int, k: int, z: float = Z95) -> tuple[float, float] | None:

@@ -23,7 +23,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Literal
 
-from passhat.stats._estimators import pass_hat_k_exact
+from passhat.stats._estimators import pass_hat_k_plug_in_exact
 
 Counts = tuple[int, int]  # (n, c)
 PAIRED_RESAMPLES = 2000  # `passhat compare`'s paired interval
@@ -217,8 +217,10 @@ class Categorical:
 
 
 def mean_pass_hat_k_exact(tasks: Sequence[Counts], k: int) -> Fraction | None:
-    """Mean over the tasks with n >= k of pass^k, as an exact fraction; None when there are none."""
-    defined = [value for n, c in tasks if (value := pass_hat_k_exact(n, c, k)) is not None]
+    """Mean over the tasks with n >= k of pass^k = (c/n)^k (the per-task figure every surface prints), as an exact
+    fraction; None when there are none. The cluster bootstrap (`_bootstrap`) redraws the unbiased C(c*, k)/C(n, k),
+    whose mean over the redraws of a task is exactly (c/n)^k: its law is centred on this mean."""
+    defined = [value for n, c in tasks if (value := pass_hat_k_plug_in_exact(n, c, k)) is not None]
     return sum(defined, Fraction(0)) / len(defined) if defined else None
 
 

@@ -73,7 +73,7 @@ def trials_to_decide(
     return more_trials_until(n, decided, n + limit)
 
 
-def _cutoffs(total: int, k: int, threshold: float, method: Method) -> tuple[int, int]:
+def cutoffs(total: int, k: int, threshold: float, method: Method) -> tuple[int, int]:
     """At `total` trials: the most passes still called "not safe" (-1: none) and the fewest called "safe"
     (total + 1: none). Deciding is monotone in the passes, so both are found by bisection."""
 
@@ -95,7 +95,7 @@ def chance_to_decide(n: int, c: int, more: int, k: int, threshold: float, method
     _check(k, threshold)
     if more <= 0:
         return 1.0 if decide(n, c, k, threshold, method) is not None else 0.0
-    not_safe, safe = _cutoffs(n + more, k, threshold, method)
+    not_safe, safe = cutoffs(n + more, k, threshold, method)
     a, b = c + 1, n - c + 1
 
     def pmf(x: int) -> float:  # beta-binomial, in logs
