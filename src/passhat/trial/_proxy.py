@@ -41,7 +41,6 @@ _CREDENTIALS = {"x-api-key", "authorization", "proxy-authorization"}
 _CONNECT_TIMEOUT_S = 30.0
 _READ_TIMEOUT_S = 900.0
 
-
 _FAILED = ("5", "429", "unreachable", "cut", "unreadable", *FAILED_WORDS)
 NO_ANSWER_S = 5.0  # a model request pending this long when the session ended: the API was not answering
 
@@ -190,6 +189,10 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
     def handle_error(self, request: object, client_address: object) -> None:
         """A client that went away mid-request (the CLI killed or timed out) is no error of ours: stay quiet."""
+
+    def close(self) -> None:  # after its serving loop's last poll (ModelProxy.stop runs it in a thread)
+        self.shutdown()
+        self.server_close()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -359,12 +362,11 @@ class ModelProxy:
         return self
 
     def stop(self) -> None:
-        """Remove the socket's folder now (no new connection can arrive); the serving thread ends on its own
-        within its poll interval, so the trial does not wait for it."""
+        """Remove the socket's folder now (no new connection); the server closes in a thread: no wait for it."""
         shutil.rmtree(self.socket_path.parent, ignore_errors=True)  # the proxy's own folder
         server, self._server = self._server, None
         if server is not None:
-            threading.Thread(target=lambda: (server.shutdown(), server.server_close()), daemon=True).start()
+            threading.Thread(target=server.close, daemon=True).start()
 
 
 # The model variables of the real job (see _config.model_endpoint): credentials stay with the proxy, outside.
