@@ -51,8 +51,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import passhat.trial._agent as agent
 import passhat.trial._sandbox as sandbox
+import passhat.trial.stages._run as run
+import passhat.trial.stages._workspace as workspace
 from passhat._errors import PasshatError
 from passhat._fake_route import route_url
 from passhat.fake_model import start_in_thread
@@ -62,11 +63,11 @@ from passhat.trial._agent import bundled_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = 1.10
-PHASES = (
-    ("base", sandbox, "prepare_base"),
+PHASES = (  # each function where its caller looks it up: the stage modules (passhat.trial.stages), or _sandbox
+    ("base", workspace, "prepare_base"),
     ("copy", sandbox, "copy_tree"),
-    ("agent", agent, "run_agent"),
-    ("collect", sandbox, "collect_outcome"),
+    ("agent", run, "run_agent"),
+    ("collect", workspace, "collect_outcome"),
 )
 
 
@@ -96,7 +97,7 @@ def cpu_seconds() -> float:
 
 
 def instrument(phases: dict[str, float]) -> None:
-    """Add each wrapped function's wall time to phases[label] (run_trial imports them per call)."""
+    """Add each wrapped function's wall time to phases[label] (wrapped where the stages call them)."""
 
     def timed(label: str, function: Callable) -> Callable:
         def wrapper(*args, **kwargs):
