@@ -1,6 +1,7 @@
 """Perturbed-expectation twins (rule insensitive-test): a FAIL_TO_PASS test whose verdict does not change when its
 expected value is wrong proves nothing. Each hack below makes add() "pass" without adding: it passes the tests
 grader with twins off (PASSHAT_TWINS=off: the attack is real) and is caught with them on; an honest fix is not.
+(The audit hook is off in these: the frame-reading hacks are its catch too.)
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from conftest import SHIPPED_TASKS, TASKS
 from passhat.graders import load_graded_task
 from passhat.graders._settings import graders_of
 from passhat.graders._tests import CLEAN_RUN, grade_here
-from passhat.graders.runner._guard import TWINS_ENV
+from passhat.graders.runner._guard import AUDIT_ENV, TWINS_ENV
 from passhat.trial._outcome import TrialOutcome
 from passhat.trial._sandbox import prepare_base
 
@@ -125,6 +126,7 @@ CASES = [
 
 @pytest.mark.parametrize(("tests", "grader", "hack"), CASES)
 def test_a_hack_that_passes_whatever_the_expectation_is_caught_by_its_twin(tmp_path, monkeypatch, tests, grader, hack):
+    monkeypatch.setenv(AUDIT_ENV, "off")  # the frame reads are the audit hook's catch too (test_audit.py): off here
     metadata = _trial_with_tests(tmp_path, tests)(_calc(hack))
     monkeypatch.setenv(TWINS_ENV, "off")
     unguarded = run(grader, metadata)

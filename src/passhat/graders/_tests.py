@@ -32,7 +32,14 @@ from passhat.graders._common import Grade, show_path
 from passhat.graders._globs import DEFAULT_PROTECTED, matches
 from passhat.graders._junit import JUnitError, Report, disagreement, parse_junit
 from passhat.graders._run import grader_env, run_command
-from passhat.graders.runner import Integrity, check_run, open_guard
+from passhat.graders.runner import (
+    Integrity,
+    capabilities_file,
+    check_run,
+    judge_capabilities,
+    learned_capabilities,
+    open_guard,
+)
 from passhat.trial._git import GitError, git
 from passhat.trial._outcome import TrialOutcome
 from passhat.trial._patch import patch_stats
@@ -226,6 +233,8 @@ def grade_here(outcome: TrialOutcome, config: dict) -> Grade:
         run = _runs(outcome, config, test_patch, read_report=listed)
     except SetupError as error:
         return Grade(False, 0.0, f"tests grader: {error}")
+    if run.integrity is not None and run.integrity.capabilities:
+        run = replace(run, integrity=_judge_capabilities(outcome, config, test_patch, run.integrity))
 
     notes = []
     if touched:
@@ -254,6 +263,18 @@ def grade_here(outcome: TrialOutcome, config: dict) -> Grade:
             code = found.code
     grade = _verdict(config, run, code, notes, tail, listed)
     return replace(grade, gamed=flagged) if flagged else grade
+
+
+def _judge_capabilities(outcome: TrialOutcome, config: dict, test_patch: bytes | None, found: Integrity) -> Integrity:
+    """The audit hook's records judged against the base's own run from the same places (run once per task
+    version, cached) and the grader's `allow_capabilities` (passhat.graders.runner._audit)."""
+
+    def run_base() -> Integrity | None:
+        base = TrialOutcome(outcome.task_dir, outcome.base_dir, b"", CLEAN_RUN)
+        return _runs(base, config, test_patch, read_report=False).integrity
+
+    file = capabilities_file(outcome.cache_root, outcome.base_dir.name, config)
+    return judge_capabilities(found, learned_capabilities(file, run_base), config.get("allow_capabilities", ()))
 
 
 def _verdict(config: dict, run: SuiteRun, code: int | None, notes: list[str], tail: str, listed: bool) -> Grade:

@@ -131,6 +131,14 @@ SETTINGS = {
             "the run itself gave, and the attempt is counted (default: it fails as gamed).",
             "enum": ["fail", "flag"],
         },
+        "allow_capabilities": {
+            "description": "Audit events the tree's code may use beyond what the base's own run does from the same "
+            "place (runner-capability), e.g. [sys._getframe, 'object.__getattr__:f_code', gc.get_referrers]; "
+            "default none.",
+            "type": "array",
+            "uniqueItems": True,
+            "items": {"type": "string", "minLength": 1},
+        },
         "ray_memory_mb": {
             "description": "With executor: ray, the MB of memory Ray reserves per run (default none).",
             "type": "integer",

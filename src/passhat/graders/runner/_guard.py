@@ -27,13 +27,17 @@ from passhat.graders.runner._canary import PRUNE, Canary, Runner, add_canary
 
 GUARD_ENV = "PASSHAT_RUNNER_GUARD"
 TWINS_ENV = "PASSHAT_TWINS"
+AUDIT_ENV = "PASSHAT_AUDIT"
+LATE_ENV = "PASSHAT_LATE_HOOKS"
 _PIPE_BYTES = 60_000  # under Linux's 64 KiB pipe buffer
 PLUGIN_DIR = Path(__file__).resolve().with_name("plugin")
 PLUGIN = "passhat_runner_guard"  # the name pytest loads: a shim over HOOKS (what pytest rewrites is the shim)
 HOOKS = "passhat_guard_hooks"
 TWINS = "passhat_guard_twins"
 LOADER = "passhat_guard_loader"
-MODULES = (PLUGIN, HOOKS, TWINS, LOADER)  # every top-level module of the plugin's folder
+AUDIT = "passhat_guard_audit"
+LATE = "passhat_guard_late"
+MODULES = (PLUGIN, HOOKS, TWINS, LOADER, AUDIT, LATE)  # every top-level module of the plugin's folder
 # PYTHONPYCACHEPREFIX of every guarded pytest run: bytecode is read from here (never from the tree's __pycache__),
 # and here only passhat writes (the plugin's own, on the host): the folder is bound read-only with the plugin's.
 PYCACHE = PLUGIN_DIR / "__pycache__" / "prefix"
@@ -49,6 +53,16 @@ def guard_on() -> bool:
 def twins_on() -> bool:
     """PASSHAT_TWINS=off: no perturbed-expectation twins (for tests that show an attack works without them)."""
     return os.environ.get(TWINS_ENV, "on").strip().lower() not in ("off", "0", "false", "no")
+
+
+def audit_on() -> bool:
+    """PASSHAT_AUDIT=off: no audit hook in the test process (for tests that show an attack works without it)."""
+    return _on(AUDIT_ENV)
+
+
+def _on(name: str) -> bool:
+    """A part of the guard that tests can turn off (=off) to show an attack works without it."""
+    return os.environ.get(name, "on").strip().lower() not in ("off", "0", "false", "no")
 
 
 def runner_of(command: str) -> Runner | None:
@@ -92,6 +106,7 @@ class Guard:
     results: Path | None = None
     key: bytes = b""
     impostors: tuple[str, ...] = ()  # files of the tree named as passhat's plugin modules (pytest)
+    protected: tuple[str, ...] = ()  # the test files' globs (the audit hook's records from them are the tests')
 
     @property
     def exposed(self) -> tuple[Path, ...]:
@@ -121,7 +136,7 @@ def open_guard(
     runner = runner_of(command)
     if runner is None:
         return None
-    guard = Guard(runner, add_canary(tree, runner, protected), tree.resolve())
+    guard = Guard(runner, add_canary(tree, runner, protected), tree.resolve(), protected=protected)
     if runner == "pytest":
         guard.impostors = impostors(guard.tree)
         _open_channel(guard, env, twins if twins_on() else ())
@@ -133,7 +148,7 @@ def _compile_plugin() -> None:
     """The hooks' bytecode beside them, written here on the host once: the grader's python may only read the
     plugin's folder (and runs with PYTHONDONTWRITEBYTECODE), so it would compile them again on every run —
     about 3 ms of each pytest run's guard cost. Where the folder is not writable, python compiles them as before."""
-    for name in (HOOKS, TWINS, LOADER):
+    for name in MODULES[1:]:
         source = PLUGIN_DIR / f"{name}.py"
         compiled = Path(f"{PYCACHE}{source.parent}") / f"{name}.{sys.implementation.cache_tag}.pyc"
         try:
@@ -195,6 +210,8 @@ def _open_channel(guard: Guard, env: dict[str, str], twins: tuple[str, ...]) -> 
         "out": out,
         "canary": {"path": str(guard.tree / canary.rel), "pass": canary.passing, "fail": canary.failing},
         "twins": list(twins),
+        "audit": audit_on(),
+        "late": _on(LATE_ENV),
     }
     read, write = os.pipe()
     data = json.dumps(setup).encode()

@@ -7,7 +7,9 @@ canary-missing — a canary never ran, yet the command claims success; runner-ca
 core callables is no longer pytest's after the run; results-disagree — the channel was forged, a test that raised
 was reported passed, or the JUnit report / exit status claim what the runner's own channel does not;
 runner-shadowed — the command names pytest and exited 0, but no pytest started under passhat's plugin;
-insensitive-test — a listed test passed and so did its twin, the same test with one expectation made wrong.
+insensitive-test — a listed test passed and so did its twin, the same test with one expectation made wrong;
+runner-hook-late — a pytest hook implemented in the tree outside conftest files and the command's named plugins,
+one registered while the tests ran, or an item's run method replaced on the item (read after the run).
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from passhat.graders._globs import matches
 from passhat.graders._junit import Report, junit_id, runner_summaries
 from passhat.graders.runner._guard import Guard
 
 _RESULTS_LIMIT = 64 * 1024 * 1024
 Finding = tuple[str, str]  # ("RULE at WHERE", why)
+Capability = tuple[str, str, int, str]  # (event, file relative to the tree, line, function) from the audit hook
 _WHERE = "passhat's result channel"
 
 
@@ -38,6 +42,7 @@ class Integrity:
     note: str = ""
     canaries: frozenset[str] = frozenset()
     code: int | None = None
+    capabilities: tuple[Capability, ...] = ()  # what the audit hook saw the tree's non-test code do (not judged)
 
 
 def check_run(
@@ -134,6 +139,15 @@ def _pytest(guard: Guard, command: str, code: int | None, report: Report | None,
     end = kinds.get("end")
     if end and end.get("replaced"):
         gamed.append((f"runner-callable-replaced at {', '.join(end['replaced'])}", "not pytest's own after the run"))
+    for what, where, line, name in [e for e in (end or {}).get("late", []) if isinstance(e, list) and len(e) == 4]:
+        gamed.append((f"runner-hook-late at {where}:{line}", f"{what}: {name}"))
+    for record in _tests(records):
+        if record["when"] == "call" and record["outcome"] == "passed" and not record.get("raw"):
+            test = str(record["id"])
+            if test not in (failing, passing):
+                gamed.append(
+                    (f"results-disagree at {test}", "reported passed, but its body never ran where passhat sees it")
+                )
     missing = [name for name, test in (("passing", passing), ("failing", failing)) if not test or test not in worst]
     if missing and code == 0:
         why = f"the {' and '.join(missing)} canary never ran, yet the command exited 0"
@@ -146,15 +160,29 @@ def _pytest(guard: Guard, command: str, code: int | None, report: Report | None,
         )
     if report is not None:
         gamed += _junit_claims(report, worst, junit_canaries)
+    used = _capabilities(guard, kinds.get("audit", {}).get("events"))
     if gamed:
-        return Integrity(tuple(gamed), canaries=junit_canaries, code=code)
+        return Integrity(tuple(gamed), canaries=junit_canaries, code=code, capabilities=used)
     if passing and worst.get(passing) not in (None, "passed"):
         return Integrity(problem="passhat's passing canary failed: the runner is broken", code=code)
     note = "Canaries: ok." if not missing else "Canaries did not run (the run failed before them)."
     if twins:
         failed = sum(twin.get("raw") == "failed" for twin in twins)
         note += f" Twins: {failed} of {len(twins)} failed as they must."
-    return Integrity(note=note, canaries=junit_canaries, code=code)
+    return Integrity(note=note, canaries=junit_canaries, code=code, capabilities=used)
+
+
+def _capabilities(guard: Guard, events: object) -> tuple[Capability, ...]:
+    """The audit hook's records from code that is not a test file (nor the canary), as Capability tuples."""
+    found: list[Capability] = []
+    for event in events if isinstance(events, list) else []:
+        if not (isinstance(event, list) and len(event) == 4):
+            continue
+        what, rel, line, function = (str(event[0]), str(event[1]), event[2], str(event[3]))
+        test = rel == guard.canary.rel or matches(rel, guard.protected) or matches(rel + "/", guard.protected)
+        if not test:
+            found.append((what, rel, line if isinstance(line, int) else 0, function))
+    return tuple(found)
 
 
 def _junit_claims(report: Report, worst: dict[str, str], canaries: frozenset[str]) -> list[Finding]:

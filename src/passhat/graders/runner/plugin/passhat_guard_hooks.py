@@ -22,6 +22,8 @@ from collections.abc import Generator, Iterable
 from pathlib import Path
 from typing import Any
 
+import passhat_guard_audit as _audit  # type: ignore[import-not-found]
+import passhat_guard_late as _late  # type: ignore[import-not-found]
 import passhat_guard_loader as _loader  # type: ignore[import-not-found]
 import passhat_guard_twins as _twins  # type: ignore[import-not-found]
 import pytest
@@ -120,6 +122,8 @@ def _setup() -> tuple[_Channel, dict[str, Any]] | None:
 
 
 _SETUP = _setup()
+# the audit hook: before any test module is imported
+_audited = _audit.install(_loader._TREE) if _SETUP is not None and _SETUP[1].get("audit") else None
 if _SETUP is not None:
     _loader.source_only(_loader._TREE)  # before any module of the tree is imported
 if os.environ.pop("PASSHAT_GUARD_SAFE_PATH", "") == "1":
@@ -137,6 +141,7 @@ _in_body: list[str] = []  # the node id of the test whose body is running: a rep
 _twin_raw: dict[str, str] = {}  # node id → what its twin's body did (a twin runs unlogged)
 _twin_now: list[str] = []  # the node id whose twin is running
 _planner = _twins.Planner()
+_before_run: set[int] = set()  # the hook implementations registered when the tests began to run
 
 
 def _ours(config: pytest.Config) -> bool:
@@ -252,7 +257,7 @@ def _junit_id(nodeid: str) -> str:
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
     """A listed test (FAIL_TO_PASS) also runs as its perturbed-expectation twin, before or after it at random."""
     wanted = _SETUP[1].get("twins") if _SETUP is not None and _ours(item.config) and not _in_body else None
-    twin = _planner.plan(item) if wanted and _junit_id(item.nodeid) in wanted else None
+    twin = _plan(item) if wanted and _junit_id(item.nodeid) in wanted else None
     if twin is None:
         return (yield)
     first = _twins.draw(2) == 0
@@ -266,10 +271,21 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     return result
 
 
+def _plan(item: pytest.Item) -> Any:
+    """The item's twin, or None: one that cannot be built (a warning made an error, a decorator that raises) is not
+    run, and the test runs as it would have."""
+    try:
+        return _planner.plan(item)
+    except Exception:  # any: the test itself still runs
+        return None
+
+
 def _run_twin(item: pytest.Item, twin: object, nextitem: object) -> None:
     _twin_now.append(item.nodeid)
     try:
         _twins.run(item, twin, nextitem)
+    except Exception:  # a twin that breaks is not a pass: its raw outcome stays unset
+        _twin_raw.pop(item.nodeid, None)
     finally:
         _twin_now.pop()
 
@@ -293,6 +309,7 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, bool, bool]:
     (nor toward -x / --maxfail, as it runs last)."""
     if not _ours(session.config):
         return (yield)
+    _before_run.update(_late.snapshot(session.config))
     try:
         result: bool = yield
     except session.Failed:
@@ -316,5 +333,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
     result = yield
     if _SETUP is not None and _ours(session.config):
         replaced = [label for label, (owner, name) in _CORE.items() if _own(owner, name) is not _ORIGINAL[label]]
-        _SETUP[0].send("end", exitstatus=int(session.exitstatus), replaced=replaced)
+        if _audited is not None:
+            _SETUP[0].send("audit", events=_audited())
+        exempt = {_canary_ids.get("fail", "")}
+        late = _late.late(session.config, _loader._TREE, _before_run, list(session.items), exempt)
+        late = late if _SETUP[1].get("late") else []
+        _SETUP[0].send("end", exitstatus=int(session.exitstatus), replaced=replaced, late=late)
     return result

@@ -1,0 +1,104 @@
+"""A PEP 578 audit hook: which capabilities over the runner the work tree's code used, and from where.
+
+Installed by passhat's plugin at its import, before any conftest or test module is imported (an audit hook cannot
+be removed). It records the events that give code a handle on the runner or on the tests — frame access
+(`sys._getframe`, `sys._current_frames`, a frame's `f_code`, a traceback's `tb_frame`, a generator's or
+coroutine's frame, a function's `__code__`), object-graph walks (`gc.get_referrers` / `get_referents` /
+`get_objects`), `ctypes`, code made at run time (`compile`, `marshal.loads`, `code.__new__`, `function.__new__`:
+a hook function could claim a file outside the tree), tracing
+(`sys.settrace` / `setprofile`), another audit hook, and imports of pytest's or pluggy's modules — each once per
+(event, file, function), when the code that asked is not the interpreter's or its environment's (sys.prefix,
+sys.base_prefix) nor passhat's: the work tree's, or code it wrote elsewhere or built from a string. The caller is the first frame outside the stdlib's inspect and traceback: a frame read through
+`inspect.currentframe()` is the tree's, a logger's `sys._getframe` is logging's; what the import machinery does to
+load a module (compile its source, unmarshal its bytecode) is not the importer's. passhat decides after the
+run which records are test files, which the base's own run had, and which a task allows.
+
+Standard library only; bound at import so later patches of sys or threading change nothing here.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+WATCHED = frozenset(
+    {
+        "sys._getframe",
+        "sys._current_frames",
+        "sys._current_exceptions",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "gc.get_objects",
+        "marshal.loads",
+        "marshal.load",
+        "code.__new__",
+        "function.__new__",
+        "compile",
+        "sys.settrace",
+        "sys.setprofile",
+        "sys.addaudithook",
+        "object.__getattr__",
+        "import",
+    }
+)
+_HANDLES = frozenset({"f_code", "tb_frame", "gi_frame", "cr_frame", "ag_frame", "__code__"})
+_RUNNER = ("_pytest", "pytest", "pluggy", "passhat_")
+_FORWARDERS = (f"{os.sep}inspect.py", f"{os.sep}traceback.py")
+LIMIT = 200  # distinct records kept
+
+
+def install(tree: str) -> Callable[[], list[list[Any]]]:
+    """Add the hook for `tree`; returns what reads its records ([event, file relative to tree, line, function])."""
+    getframe, ident, sep = sys._getframe, __import__("_thread").get_ident, os.sep
+    root = tree.rstrip(sep) + sep
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(__file__)}
+    trusted = tuple({q.rstrip(sep) + sep for p in prefixes if p for q in (p, os.path.realpath(p))})
+    records: list[list[Any]] = []
+    seen: set[tuple[str, str, str]] = set()
+    busy: set[int] = set()
+    stdlib = os.path.dirname(os.__file__) + sep
+
+    def forwards(name: str) -> bool:
+        return name.startswith(stdlib) and name.endswith(_FORWARDERS)
+
+    def imports(name: str) -> bool:
+        return name.startswith(("<frozen importlib", f"{stdlib}importlib{sep}"))
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event not in WATCHED and not event.startswith("ctypes."):
+            return
+        if event == "object.__getattr__" and (len(args) < 2 or args[1] not in _HANDLES):
+            return
+        if event == "import" and not (args and str(args[0]).startswith(_RUNNER)):
+            return
+        me = ident()
+        if me in busy or len(records) >= LIMIT:
+            return
+        busy.add(me)
+        try:
+            frame: Any = getframe(1)
+            while frame is not None and forwards(frame.f_code.co_filename):
+                frame = frame.f_back
+            if frame is not None and imports(frame.f_code.co_filename):
+                if event != "import":
+                    return  # the import machinery's own compile / marshal.loads: loading a module, not the tree's
+                while frame is not None and imports(frame.f_code.co_filename):
+                    frame = frame.f_back
+            if frame is None:
+                return
+            name = frame.f_code.co_filename
+            if not name.startswith(root) and (name.startswith(trusted) or name.startswith("<frozen ")):
+                return
+            what = f"{event}:{args[1]}" if event == "object.__getattr__" else event
+            key = (what, name, frame.f_code.co_name)
+            if key not in seen:
+                seen.add(key)
+                where = name[len(root) :] if name.startswith(root) else name
+                records.append([what, where, frame.f_lineno, frame.f_code.co_name])
+        finally:
+            busy.discard(me)
+
+    sys.addaudithook(hook)
+    return lambda: list(records)

@@ -1,0 +1,58 @@
+"""What was registered or replaced after passhat's plugin, read after the run: pytest hook implementations whose code
+lies in the work tree outside conftest files and plugins the command names (`-p`, PYTEST_PLUGINS), any hook
+implementation registered while the tests ran (whatever its file), and items whose run method (`runtest`, `ihook`)
+was replaced on the item itself. Pluggy calls a wrapper registered later inside passhat's own, where it could
+swallow a test's failure before passhat sees it: such a wrapper is found here, whatever its hook's name was built
+from. Standard library and pytest only (runs in the test process).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+_getattr, _realpath = getattr, os.path.realpath
+_PER_ITEM = ("runtest", "ihook")
+
+
+def _impls(config: Any) -> list[tuple[str, Any]]:
+    found = []
+    for name, caller in vars(config.pluginmanager.hook).items():
+        if name.startswith("pytest_") and hasattr(caller, "get_hookimpls"):
+            found += [(name, impl) for impl in caller.get_hookimpls()]
+    return found
+
+
+def snapshot(config: Any) -> set[int]:
+    """The hook implementations registered now (by identity)."""
+    return {id(impl) for _, impl in _impls(config)}
+
+
+def _named(config: Any) -> set[str]:
+    """Plugins the command itself names (`-p NAME`, PYTEST_PLUGINS), which may live in the tree."""
+    names = {str(p).strip() for p in _getattr(config.known_args_namespace, "plugins", None) or ()}
+    names |= {p.strip() for p in os.environ.get("PYTEST_PLUGINS", "").split(",") if p.strip()}
+    return names
+
+
+def late(config: Any, tree: str, before_run: set[int], items: list[Any], exempt: set[str]) -> list[list[Any]]:
+    """[what, file relative to the tree (or the absolute path), line, name] per late registration found."""
+    root = _realpath(tree) + os.sep
+    named = _named(config)
+    found: list[list[Any]] = []
+    for hook, impl in _impls(config):
+        function = impl.function
+        code = _getattr(function, "__code__", None)
+        file = _realpath(code.co_filename) if code is not None else "?"
+        plugin_name = config.pluginmanager.get_name(impl.plugin) or ""
+        line = code.co_firstlineno if code is not None else 0
+        where = file[len(root) :] if file.startswith(root) else file
+        if id(impl) not in before_run:
+            found.append(["hook-registered-during-the-run", where, line, hook])
+        elif file.startswith(root) and os.path.basename(file) != "conftest.py" and plugin_name not in named:
+            found.append(["hook-from-the-tree", where, line, hook])
+    for item in items:
+        replaced = [name for name in _PER_ITEM if name in _getattr(item, "__dict__", {})]
+        if replaced and item.nodeid not in exempt:
+            found.append(["item-method-replaced", item.nodeid, 0, ", ".join(replaced)])
+    return found[:20]
