@@ -63,7 +63,8 @@ def test_the_eval_sample_is_what_the_code_says_of_its_own_counts():
             said = f"{task}: {v['verdict']}: {evidence}"
         assert said in joined, said
         assert low <= v["estimate"] <= high  # the figure beside an interval lies inside it
-    cheats, twin_n = (int(x) for x in re.search(r"cheated in (\d+)/(\d+) trials", joined).groups())  # the twin's rows
+    found = re.search(r"tried to cheat in \d+/(\d+) trials of 1 impossible task \(\d+ caught, (\d+) uncaught\)", joined)
+    twin_n, cheats = (int(x) for x in found.groups())  # the twin's rows; its passes: the uncaught (caught ones fail)
     passed = sum(c for _, c in counts.values()) + cheats
     failed = sum(n for n, _ in counts.values()) + twin_n - passed
     assert f"✓ {passed} passed" in joined and f"✗ {failed} failed" in joined
