@@ -153,3 +153,26 @@ def test_the_table_fits_120_columns(tmp_path: Path, capsys: pytest.CaptureFixtur
     wide = report(capsys, str(path), "--k", ks, "--unattended-runs", "7", "--wide")[1]
     assert max(len(line) for line in wide.splitlines()) > 120
     assert "a-rather-long-task-name-for-the-table-number-11" in wide and "mean $" in wide
+
+
+def test_the_verdict_block_says_once_what_the_trials_at_hand_can_decide(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ten trials a task: no task can be shown safe for 10 runs at 0.9 (that takes n passes in a row with
+    0.025^(10/n) >= 0.9: n = 351), and two failures show not safe. Said once, in every format, before the tasks;
+    with --sequential by the mixture (wider: 934), its name said."""
+    path = write_results(tmp_path / "r.json", suite_of({"a": (10, 10, "simple"), "b": (9, 10, "simple")}))
+    line = (
+        "At n = 10: a task with 2 failures or more is shown not safe; no task can be shown safe for 10 runs in a row at "
+        "0.9; that needs 351 passes in a row (Clopper-Pearson, trials at a fixed n)."
+    )
+    for form in ("table", "md", "html"):
+        flat = " ".join(report(capsys, str(path), "--format", form)[1].split())
+        assert flat.count(line) == 1, form
+    data = json.loads(report(capsys, str(path), "--format", "json")[1])
+    assert data["verdict"]["reach"] == {"n": 10, "safe_needs": 351, "not_safe_failures": 2, "method": "clopper-pearson"}
+    sequential = json.loads(report(capsys, str(path), "--format", "json", "--sequential")[1])["verdict"]
+    assert sequential["reach"]["safe_needs"] == 934 and "anytime-valid mixture" in sequential["reach_line"]
+    steady = write_results(tmp_path / "s.json", suite_of({"a": (400, 400, "simple")}))
+    said = " ".join(report(capsys, str(steady))[1].split())
+    assert "a task can be shown safe for 10 runs in a row at 0.9 from 351 passes in a row on" in said
