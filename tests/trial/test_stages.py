@@ -13,8 +13,7 @@ import pytest
 from conftest import ROOT, TASKS
 
 from passhat.cluster import _node
-from passhat.cluster._node import Placed
-from passhat.trial import _config, _isolation
+from passhat.trial import _config, _isolation, _provider
 from passhat.trial._isolation import confinement
 from passhat.trial._provider import call_api, on_node
 from passhat.trial.stages import _run, _trial
@@ -49,51 +48,33 @@ def test_a_guarded_trial_parses_its_config_once(tmp_path, monkeypatch):
     assert json.loads((tmp_path / "s" / "budget" / "e.json").read_text())["in_flight"] == {}  # settled
 
 
-def test_a_ray_node_parses_what_it_was_shipped_over_its_own_folders(tmp_path):
-    """The node gets the raw config as the driver got it, and parse_trial (the edge's own) puts the node's
-    folders and files over it: the trial runs there locally, its CLAUDE.md the copy placed on the node."""
+def test_a_ray_node_parses_what_it_was_shipped_with_the_edges_parser(tmp_path, monkeypatch):
+    """The driver ships the raw config as given (with the scripted model's URL it found); on the node, the cluster
+    puts the node's folders and files over it and on_node parses it with parse_trial: the trial runs there locally,
+    its CLAUDE.md the copy placed on the node, its task the node's copy, outside the driver's budget guard."""
     (tmp_path / "CLAUDE.md").write_text("driver's")
-    placed = tmp_path / "node" / "config" / "CLAUDE.md"
-    placed.parent.mkdir(parents=True)
-    placed.write_text("node's")
     raw = {"basePath": str(tmp_path), "executor": "ray", "ray_address": "127.0.0.1:1", "claude_md": "CLAUDE.md",
-           "fake_model_url": FAKE, "state_dir": "driver-state", "tasks_dir": str(TASKS)}  # fmt: skip
-    context = {"vars": {"task_id": "py-median"}, "repeatIndex": 4}
-    driver = parse_trial("p", raw, context)
-    assert driver.config.executor.kind == "ray" and driver.config.state_dir == (tmp_path / "driver-state").resolve()
-    shipped_raw, shipped_context, files = driver.shipped()
-    assert files == {"claude_md": (tmp_path / "CLAUDE.md").resolve()}
-    here = Placed(tmp_path / "node" / "state", TASKS, TASKS / "py-median", {"claude_md": str(placed)})
-    node = parse_trial("p", shipped_raw, shipped_context, here)
-    assert node.config.executor.kind == "local" and node.budget is None
-    assert (node.config.state_dir, node.config.tasks_dir) == (here.state_dir.resolve(), TASKS.resolve())
-    assert (node.task.dir, node.repeat, node.config.claude_md) == (TASKS / "py-median", 4, placed.resolve())
-    assert shipped_raw == raw  # the driver's dict is shipped as given
+           "state_dir": "driver-state", "tasks_dir": str(TASKS), "budget_usd": 5}  # fmt: skip
+    monkeypatch.setenv("PASSHAT_FAKE_MODEL_URL", FAKE)
+    driver = parse_trial("p", raw, {"vars": {"task_id": "py-median"}, "repeatIndex": 4})
+    assert driver.config.executor.kind == "ray" and driver.budget == 5
+    shipped_raw, shipped_context = driver.shipped()
+    assert shipped_raw == {**raw, "fake_model_url": FAKE}
+    monkeypatch.delenv("PASSHAT_FAKE_MODEL_URL")  # the node's environment has none: the shipped URL counts
 
-
-def test_run_here_gives_the_trial_the_nodes_folders_and_never_edits_the_config(tmp_path, monkeypatch):
-    calls: list[tuple] = []
+    parsed: list[Trial] = []
+    monkeypatch.setattr(_provider, "_here", lambda trial: parsed.append(trial) or {"output": "ran"})
     monkeypatch.setattr(_node, "current_node", lambda: "f" * 40)
-    monkeypatch.setattr(_node, "node_root", lambda node: tmp_path / node[:16])
+    monkeypatch.setattr(_node, "node_root", lambda node: tmp_path / "node")
     monkeypatch.setattr(_node, "task_here", lambda root, task_id, version, bundle: TASKS / task_id)
-    raw, context = {"executor": "ray", "claude_md": "CLAUDE.md"}, {"vars": {"task_id": "py-median"}}
-
-    def trial(prompt: str, got_raw: dict, got_context: dict, here: Placed) -> dict:
-        calls.append((got_raw, got_context, here))
-        return {"output": "ok"}
-
-    result = _node.run_here(trial, "p", raw, context, ("py-median", "1", []), {"claude_md": ("CLAUDE.md", b"hi")})
-    assert result["response"] == {"output": "ok"} and result["artifacts"] is None
-    [(got_raw, got_context, here)] = calls
-    assert (got_raw, got_context) == (raw, context)
-    root = tmp_path / ("f" * 16)
-    assert (here.state_dir, here.tasks_dir, here.task_dir) == (
-        (root / "state").resolve(),
-        root / "tasks",
-        TASKS / "py-median",
-    )
-    assert Path(here.files["claude_md"]).read_bytes() == b"hi"
-    assert on_node.__module__ == "passhat.trial._provider"  # what the driver ships: the edge's own parse, then run
+    files = {"claude_md": ("CLAUDE.md", b"node's")}
+    result = _node.run_here(on_node, "p", shipped_raw, shipped_context, ("py-median", "1", []), files)
+    assert result["response"] == {"output": "ran"}
+    [node] = parsed
+    assert node.config.executor.kind == "local" and node.budget is None and node.config.fake_model_url == FAKE
+    assert node.config.state_dir == (tmp_path / "node" / "state").resolve() and node.repeat == 4
+    assert node.task.dir == TASKS / "py-median" and node.config.claude_md is not None
+    assert node.config.claude_md.read_text() == "node's" and node.config.claude_md.is_relative_to(tmp_path / "node")
 
 
 def _trial_that_fails_in_the_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolation: str) -> dict:

@@ -31,6 +31,7 @@ _connected: dict[str, str] = {}  # this process's cluster address
 _bundles: dict[tuple[Path, str], Any] = {}  # (task dir, version) → ObjectRef of its files
 _remote: list[Any] = []
 _lock = threading.Lock()
+SHIPPED_FILES = ("claude_md", "settings")  # config fields naming a file the trial reads: it goes with the trial
 
 
 class ClusterError(Exception):
@@ -111,15 +112,14 @@ def _bundle(ray: Any, task: Task) -> Any:
     return _bundles[key]
 
 
-def _submit(
-    ray: Any, executor: Executor, trial: TrialFunction, prompt: str, raw: dict, context: dict, task: Task,
-    files: dict[str, Path],
-) -> Any:  # fmt: skip
+def _submit(ray: Any, executor: Executor, trial: TrialFunction, prompt: str, raw: dict, context: dict, task: Task) -> Any:  # fmt: skip
     if not _remote:
         _remote.append(ray.remote(run_here))
     bundle = [_bundle(ray, task)]  # in a list: the node resolves it only if it lacks the task
-    shipped = {key: (path.name, path.read_bytes()) for key, path in files.items()}
-    return _remote[0].options(**executor.task_options()).remote(trial, prompt, raw, context, (task.id, task.version, bundle), shipped)  # fmt: skip
+    base = Path(raw.get("basePath") or os.getcwd())  # as parse_config resolves them (it checked they exist)
+    files = {key: (Path(raw[key]).name, (base / raw[key]).resolve().read_bytes())
+             for key in SHIPPED_FILES if isinstance(raw.get(key), str)}  # fmt: skip
+    return _remote[0].options(**executor.task_options()).remote(trial, prompt, raw, context, (task.id, task.version, bundle), files)  # fmt: skip
 
 
 def _home(result: dict, state_dir: Path, task: Task) -> dict:
@@ -144,12 +144,10 @@ def _home(result: dict, state_dir: Path, task: Task) -> dict:
 
 def run_on_ray(
     trial: TrialFunction, prompt: str, raw: dict, context: dict, executor: Executor, task: Task, state_dir: Path,
-    where: dict, files: dict[str, Path] | None = None,
+    where: dict,
 ) -> dict:  # fmt: skip
     """One trial as a Ray task: the provider's response, as `trial` would give it here, plus `executor` and
-    `ray_node_id` in its metadata. `raw` is shipped as it is (the node's `trial` parses it); `files` are the files
-    the config names (field → path here: a CLAUDE.md, a settings file), shipped with it. `where` is the metadata
-    of an infra error (task, repeat, status)."""
+    `ray_node_id` in its metadata. `where` is the metadata of an infra error (task, repeat, status)."""
     failed = {**where, "executor": "ray"}
     label = f"infrastructure error in task {task.id} trial {where.get('repeat_index')}"
     if task.base_git is not None and "://" not in task.base_git:
@@ -158,7 +156,7 @@ def run_on_ray(
         return {"error": msg, "metadata": failed}
     try:
         ray = connect(executor)
-        ref = _submit(ray, executor, trial, prompt, raw, context, task, files or {})
+        ref = _submit(ray, executor, trial, prompt, raw, context, task)
     except ClusterError as error:
         return {"error": f"{label}: ray: {error}", "metadata": failed}
     except OSError as error:  # a file the config names, gone since the config was checked

@@ -15,28 +15,15 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from passhat._errors import PasshatError
+from passhat.cluster._config import EXECUTOR_KEYS
 from passhat.cluster._ship import pack, unpack
 
 STATE_ENV = "PASSHAT_RAY_STATE_DIR"
-
-
-@dataclass(frozen=True)
-class Placed:
-    """This node's folders for one trial, over the driver's: the trial's parser (passhat.trial) applies them."""
-
-    state_dir: Path
-    tasks_dir: Path
-    task_dir: Path
-    files: dict[str, str] = field(default_factory=dict)  # config field → the shipped file's path here
-
-
-# The caller's trial: (prompt, the provider config as the driver got it, Promptfoo's context, this node's folders)
-TrialFunction = Callable[[str, dict, dict, Placed], dict]
+TrialFunction = Callable[[str, dict, dict], dict]
 
 
 def node_root(node_id: str) -> Path:
@@ -80,16 +67,19 @@ def run_here(
     trial: TrialFunction, prompt: str, raw: dict, context: dict, task: tuple[str, str, list[Any]],
     files: dict[str, tuple[str, bytes]] | None = None,
 ) -> dict:  # fmt: skip
-    """The Ray task: `trial(prompt, config, context, placed)` on this node, `placed` naming this node's state and
-    task folders and the config's `files` placed here (the config itself is not read here: the trial parses it).
-    Returns the response, the node id and the trial's artifacts (a tar, or None when no trial folder was made)."""
+    """The Ray task: `trial(prompt, config, context)` on this node, with this node's state and task folders
+    and the config's `files` placed here. Returns the response, the node id and the trial's artifacts (a tar,
+    or None when no trial folder was made)."""
     node = current_node()
     root = node_root(node)
     task_id, version, bundle = task
     state = (root / "state").resolve()  # as the trial resolves its state_dir: artifacts_root must match
     try:
         task_dir = task_here(root, task_id, version, bundle)
-        response = trial(prompt, raw, context, Placed(state, root / "tasks", task_dir, place_files(root, files or {})))
+        here = {key: value for key, value in raw.items() if key not in EXECUTOR_KEYS}
+        here |= {"state_dir": str(state), "tasks_dir": str(root / "tasks"), **place_files(root, files or {})}
+        variables = {**(context.get("vars") or {}), "task_dir": str(task_dir)}
+        response = trial(prompt, here, {**context, "vars": variables})
     except PasshatError as error:
         response = {"error": f"passhat: {error}"}
     except OSError as error:  # the node's own disk: the infrastructure's fault, never the agent's

@@ -13,14 +13,10 @@ import os
 import sys
 import traceback
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from passhat._budget import Ledger
 from passhat._errors import PasshatError
 from passhat.trial.stages._trial import Trial, model_check, parse_trial
-
-if TYPE_CHECKING:
-    from passhat.cluster._node import Placed
 
 __all__ = ["NOT_RETRYABLE", "OFFSET_ENV", "call_api", "model_check", "on_node", "repeat_offset"]
 
@@ -51,10 +47,10 @@ def _here(trial: Trial) -> dict:
     return run_trial(trial)
 
 
-def on_node(prompt: str, raw: Mapping, context: Mapping, here: Placed) -> dict:
-    """A trial on a Ray node (passhat.cluster runs it there): the shipped config, parsed again by parse_trial with
-    the node's own folders, then run as here."""
-    return _here(parse_trial(prompt, raw, context, here))
+def on_node(prompt: str, raw: Mapping, context: Mapping) -> dict:
+    """A trial on a Ray node (passhat.cluster runs it there): the shipped config with the node's own folders put
+    over it, parsed again by parse_trial, then run as here."""
+    return _here(parse_trial(prompt, raw, context, on_node=True))
 
 
 def _run(trial: Trial) -> dict:
@@ -62,9 +58,9 @@ def _run(trial: Trial) -> dict:
         return _here(trial)
     from passhat.cluster import run_on_ray
 
-    raw, context, files = trial.shipped()
+    raw, context = trial.shipped()
     executor, state_dir = trial.config.executor, trial.config.state_dir
-    return run_on_ray(on_node, trial.prompt, raw, context, executor, trial.task, state_dir, trial.where(), files)
+    return run_on_ray(on_node, trial.prompt, raw, context, executor, trial.task, state_dir, trial.where())
 
 
 def _guarded(trial: Trial) -> dict:

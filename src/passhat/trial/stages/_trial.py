@@ -8,20 +8,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from passhat._budget import budget_of
 from passhat._endpoint import CHECK_PATH, Endpoint
 from passhat._errors import PasshatError
 from passhat._fake_route import route_url
-from passhat.cluster import EXECUTOR_KEYS
 from passhat.tasks._load import Task, load_task
 from passhat.trial._config import FAKE_MODEL_ENV, ProviderConfig, model_endpoint, parse_config
 from passhat.trial._limits import Limits
 from passhat.trial._proxy import credential_headers, upstream_url
-
-if TYPE_CHECKING:
-    from passhat.cluster._node import Placed
 
 _TASKS: dict[Path, Task] = {}  # loaded once per worker process: a task folder does not change during an eval
 
@@ -54,13 +49,12 @@ class Trial:
         return {"error": f"infrastructure error in task {self.task.id} trial {self.repeat}: {reason}",
                 "metadata": self.where()}  # fmt: skip
 
-    def shipped(self) -> tuple[dict, dict, dict[str, Path]]:
-        """What a Ray node gets to re-parse (parse_trial there): the config as given, with the scripted model's URL
-        this process found (maybe in its environment), the context, and the files the config names."""
+    def shipped(self) -> tuple[dict, dict]:
+        """What a Ray node gets to parse again (parse_trial there, over the node's own folders: passhat.cluster):
+        the config as given, with the scripted model's URL this process found (maybe in its environment), and the
+        context."""
         raw = dict(self.raw) | ({"fake_model_url": self.config.fake_model_url} if self.config.fake_model_url else {})
-        files = {key: path for key, path in (("claude_md", self.config.claude_md), ("settings", self.config.settings))
-                 if path is not None}  # fmt: skip
-        return raw, dict(self.context), files
+        return raw, dict(self.context)
 
 
 def _task(task_dir: Path) -> Task:
@@ -69,23 +63,19 @@ def _task(task_dir: Path) -> Task:
     return _TASKS[task_dir]
 
 
-def parse_trial(prompt: str, raw: Mapping, context: Mapping, here: Placed | None = None) -> Trial:
-    """The only reader of the provider config and of Promptfoo's context; one clear error (PasshatError) otherwise.
+def parse_trial(prompt: str, raw: Mapping, context: Mapping, on_node: bool = False) -> Trial:
+    """The only parser of the provider config and of Promptfoo's context; one clear error (PasshatError) otherwise.
 
-    `here`: on a Ray node, the node's own folders (state, tasks, the task, the shipped files) over the driver's;
-    the trial runs there, locally (the driver's guard counted it against the budget). The model endpoint is not
+    `on_node`: on a Ray node, the config the driver shipped, the node's own folders put over it (passhat.cluster);
+    the trial runs there, locally, and the driver's guard counted it against the budget. The model endpoint is not
     resolved here but by the jail stage (`model_variables`): on the machine that runs the trial, with its credential."""
-    if here is not None:
-        raw = {key: value for key, value in raw.items() if key not in EXECUTOR_KEYS}
-        raw |= {"state_dir": str(here.state_dir), "tasks_dir": str(here.tasks_dir), **here.files}
     config = parse_config(dict(raw))
     variables = context.get("vars") or {}
     task_id = str(variables.get("task_id") or "")
     if not task_id:
         msg = "test vars: 'task_id' is missing; generate tests with tasks/tests.py or set vars.task_id"
         raise PasshatError(msg)
-    given = here.task_dir if here is not None else variables.get("task_dir")
-    task = _task(Path(given or config.tasks_dir / task_id).resolve())
+    task = _task(Path(variables.get("task_dir") or config.tasks_dir / task_id).resolve())
     return Trial(
         prompt=prompt,
         config=config,
@@ -93,7 +83,7 @@ def parse_trial(prompt: str, raw: Mapping, context: Mapping, here: Placed | None
         repeat=int(context.get("repeatIndex") or 0),
         eval_id=str(context.get("evaluationId") or "adhoc"),
         limits=config.limits.merged(task.limits, f"{task.dir / 'task.yaml'}"),
-        budget=budget_of(dict(raw)) if here is None else None,
+        budget=None if on_node else budget_of(dict(raw)),
         raw=MappingProxyType(dict(raw)),
         context=MappingProxyType(dict(context)),
     )
