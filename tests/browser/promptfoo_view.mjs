@@ -10,6 +10,8 @@
 //              Score, Value, Reason}]}, read from the cell's details drawer (the "View output and test
 //              details" button): its Metadata and Evaluation tabs. Metadata values the viewer cuts at 300
 //              characters are clicked open first, so every value is whole.
+//   metricsDialog  the "Custom Metrics" dialog (opened by the first header's "Show more"): {heads: [[header texts]
+//              per header row], rows: [[cell texts]]}; null when the header has no "Show more"
 //   blockedRequests  requests that left the viewer's origin (aborted: the page stays on loopback)
 //   consoleErrors
 // --cells N reads the details of the first N rows only (each drawer costs a second or two); the header pills are
@@ -134,6 +136,26 @@ await runScript(
       providers.push({ label, metrics: await readPills(header.getByTestId("custom-metrics")), text: squash(await header.innerText()) });
     }
 
+    // The "Custom Metrics" dialog ("Show more" under the first column's pills): per metric, per column, Pass (sum
+    // / count, a percentage), Score (the sum) and Count, as promptfoo shows them.
+    let metricsDialog = null;
+    const showMore = outputHeaders.first().getByTestId("toggle-show-more");
+    if (await showMore.count()) {
+      await showMore.click();
+      const dialog = page.getByRole("dialog").filter({ hasText: "Custom Metrics" });
+      await dialog.waitFor();
+      await dialog.locator("tbody tr").first().waitFor();
+      await shoot(page, "metrics-dialog.png");
+      metricsDialog = await dialog.evaluate((element) => {
+        const text = (cell) => cell.innerText.replace(/\s+/g, " ").trim();
+        const heads = [...element.querySelectorAll("thead tr")].map((tr) => [...tr.children].map(text));
+        const rows = [...element.querySelectorAll("tbody tr")].map((tr) => [...tr.children].map(text));
+        return { heads, rows };
+      });
+      await page.keyboard.press("Escape");
+      await dialog.waitFor({ state: "hidden" });
+    }
+
     const cells = [];
     for (let row = 0; row < Math.min(expectedRows, cellRows); row++) {
       const outputCells = bodyRows.nth(row).locator(":scope > td").filter({ has: page.getByRole("button", { name: DETAILS }) });
@@ -154,7 +176,7 @@ await runScript(
         cells.push({ row, column, metrics, title, metadata, evaluation });
       }
     }
-    return { url, title: await page.title(), providers, cells, blockedRequests, consoleErrors };
+    return { url, title: await page.title(), providers, metricsDialog, cells, blockedRequests, consoleErrors };
   },
   { screenshotPath: screenshots ? path.join(screenshots, "failure.png") : null, viewport: { width: 1800, height: 1400 } },
 );

@@ -30,11 +30,12 @@ from browser_helpers import NODE_BIN, promptfoo_view, run_browser_script
 from conftest import ROOT, TASKS
 
 from passhat.extension import DERIVED_METRICS, VIEWER_K
-from passhat.results import VIEWER_PREFIX
+from passhat.results import VIEWER_FIGURES, VIEWER_PREFIX
 
 pytestmark = pytest.mark.e2e
 TASK = "py-rename-var"  # Python, and a grader of each deterministic type passhat ships
 REPEAT = 10  # pass^10, the viewer's figure, is defined from 10 trials of a task on
+PILLS_SHOWN = 10  # promptfoo shows this many metric pills, by name, then "Show more…"
 READ_ROWS = 2  # rows whose details drawers are read (each costs a second or two); all header pills are read
 SCRIPTS = {"oracle": "oracle", "flaky": "flaky:0.5"}  # provider label → scripted model: figures differ per column
 SHOWN = ("task_id", "repeat_index", "cost_usd", "num_turns", "status", "patch_path", "transcript_path")
@@ -195,9 +196,13 @@ def test_named_scores_are_metric_pills_in_each_cell_and_header(viewed):
     rows, cells, shots = viewed.read_rows(), viewed.cells(), viewed.shots
     assert {"tests", "files", "diff-scope", "health"} <= GRADERS
     for key, row in rows.items():
-        graded = {name: score for name, score in row["namedScores"].items() if not name.startswith(VIEWER_PREFIX)}
+        graded = {name: score for name, score in row["namedScores"].items()
+                  if not name.startswith(VIEWER_PREFIX) and name not in VIEWER_FIGURES}  # fmt: skip
         assert set(graded) == GRADERS | {"gamed"} and graded["gamed"] == 0
         expected = {name: to_fixed(score) for name, score in row["namedScores"].items()}  # Δ figures too
+        # a cell shows its first 10 pills by name, the rest behind "Show more" (a task's first trial carries the
+        # derived metrics' names too: see the dialog's test)
+        expected = dict(sorted(expected.items())[:PILLS_SHOWN])
         assert cells[key]["metrics"] == expected, (key, f"screenshots: {shots}")
     every = viewed.rows()
     assert {every[("oracle", i)]["namedScores"][name] for i in range(REPEAT) for name in GRADERS} == {1}
@@ -211,9 +216,10 @@ def test_named_scores_are_metric_pills_in_each_cell_and_header(viewed):
         # a grader's: mean, then sum/count: oracle's tests, 10 trials scoring 1 each: "100.00% (10.00/10.00)"; a
         # derived metric: its value alone; afterEach's Δ: some mean (as a % or not, as promptfoo decides), then
         # its sum/count: the sum is what the derived metrics show
+        # a derived metric too, its count the rows that carried its name (afterEach): 1 for pass^10, the tasks for
+        # a verdict — so its percentage is pass^10 itself, or the share of tasks with the verdict
         expected = {
             name: f"{to_fixed(100 * s / counts[name])}% ({to_fixed(s)}/{to_fixed(counts[name])})"
-            if name in GRADERS | {"gamed"} else to_fixed(s)
             for name, s in sums.items() if not name.startswith(VIEWER_PREFIX)
         }  # fmt: skip
         shown = dict(headers[prompt["provider"]])  # a copy: the fixture is shared
@@ -223,7 +229,7 @@ def test_named_scores_are_metric_pills_in_each_cell_and_header(viewed):
                 if name in shown:
                     assert f"({to_fixed(total)}/" in shown.pop(name), name
                 else:  # the header shows the first 10 pills by name, then "Show more…": the Δ names sort last
-                    assert pills == 10 and all(other < name for other in headers[prompt["provider"]]), name
+                    assert pills == PILLS_SHOWN and all(other < name for other in headers[prompt["provider"]]), name
         assert shown == expected, (prompt["provider"], f"screenshots: {shots}")
 
 
@@ -241,13 +247,47 @@ def test_the_viewer_shows_the_suites_pass_hat_k_and_tasks_per_verdict(viewed):
             f"tasks not safe (k={VIEWER_K})": verdicts.count("not safe"),
             f"tasks undecided (k={VIEWER_K})": verdicts.count("not enough trials to say"),
         }
-        shown = {name: headers[label][name] for name in expected}
+        # "P% (value/count)": the value is the figure
+        shown = {name: headers[label][name].split("(")[1].split("/")[0] for name in expected}
         assert shown == {name: to_fixed(value) for name, value in expected.items()}, (label, viewed.shots)
     # oracle 10/10: pass^10 1, its verdict undecided (10/10 is too few to call pass^10 >= 0.9); flaky below 10/10:
     # pass^10 0 (C(c,10)/C(10,10) = 0 for c < 10), not safe. So the two columns' figures differ, each the report's.
-    assert headers["oracle"][f"pass^{VIEWER_K} (suite mean)"] == "1.00"
-    assert headers["flaky"][f"pass^{VIEWER_K} (suite mean)"] == "0.00"
+    assert headers["oracle"][f"pass^{VIEWER_K} (suite mean)"] == "100.00% (1.00/1.00)"
+    assert headers["flaky"][f"pass^{VIEWER_K} (suite mean)"].endswith(" (0.00/1.00)")
     assert (viewed.shots / "table.png").stat().st_size > 10_000  # the page as a person sees it
+
+
+def test_the_custom_metrics_dialog_reads_each_figure_as_what_it_is(viewed):
+    """promptfoo's "Custom Metrics" dialog prints Pass = sum / count for every named score. Each derived metric
+    has a count (the rows that carried its name): 1 for the suite's pass^10, so its Pass is pass^10 as a
+    percentage; the tasks for each verdict, so its Pass is the share of tasks with that verdict — never the
+    "0.00%" a count-less derived metric shows."""
+    dialog = viewed.seen["metricsDialog"]
+    assert dialog is not None, viewed.shots
+    rows = {row[0]: row for row in dialog["rows"]}
+    columns = [p["provider"] for p in viewed.results["results"]["prompts"]]
+    for name, _ in DERIVED_METRICS:
+        row = rows[name]
+        for index, prompt in enumerate(viewed.results["results"]["prompts"]):
+            total, count = prompt["metrics"]["namedScores"][name], prompt["metrics"]["namedScoresCount"][name]
+            tasks = 1  # one task in this eval, no twin
+            assert count == (1 if name.startswith("pass^") else tasks), (name, columns[index])
+            pass_, score, shown_count = row[1 + 3 * index : 4 + 3 * index]
+            assert (pass_, shown_count) == (f"{to_fixed(100 * total / count)}%", str(count)), (name, row, viewed.shots)
+            assert float(score) == pytest.approx(total, abs=5e-7)  # shown to 6 decimals
+    oracle = columns.index("oracle")
+    assert rows[f"pass^{VIEWER_K} (suite mean)"][1 + 3 * oracle] == "100.00%"  # 10/10: pass^10 is 1
+    assert rows[f"tasks undecided (k={VIEWER_K})"][1 + 3 * oracle] == "100.00%"  # the one task, undecided
+    assert (viewed.shots / "metrics-dialog.png").stat().st_size > 10_000
+
+
+def test_the_viewer_figures_are_not_read_as_grades(viewed):
+    """The rows that carry a derived metric's name (value 0, for its count) keep it out of every grade reader."""
+    assert {name for name, _ in DERIVED_METRICS} == VIEWER_FIGURES
+    carried = [r for r in viewed.rows().values() if VIEWER_FIGURES & set(r["namedScores"])]
+    assert carried and all(r["namedScores"][n] == 0 for r in carried for n in VIEWER_FIGURES & set(r["namedScores"]))
+    for task in viewed.report["tasks"]:
+        assert not VIEWER_FIGURES & set(task["named_scores"]), task["named_scores"]
 
 
 def test_scripted_runs_cost_nothing_in_promptfoo(viewed):

@@ -31,7 +31,7 @@ from typing import Any
 
 from passhat._errors import PasshatError, ResultsError
 from passhat.judge._status import grader_components
-from passhat.results import VIEWER_PREFIX
+from passhat.results import VIEWER_FIGURES, VIEWER_PREFIX
 from passhat.results._rows import Trial, load_trials
 
 DEFAULT_DB = ".passhat/history.db"
@@ -179,7 +179,7 @@ def batch_from_results(path: str | Path) -> EvalBatch:
             AGGREGATE: _unit_score(path, f"{at}.score", raw.get("score")),
         }
         for name, value in scores.items():
-            if name.startswith(VIEWER_PREFIX):  # the suite's running figures for the viewer, not a grade
+            if name.startswith(VIEWER_PREFIX) or name in VIEWER_FIGURES:  # the viewer's figures, not a grade
                 continue
             judge = judges.get(name) or judges.get(name.split(".")[0])
             unscored = judge is not None and judge.get("judge_unscored")

@@ -32,6 +32,11 @@ from passhat.results._schema import (
 )
 
 GAMED = "gamed"  # the named score of a trial's gaming (passhat.graders._common.GAMED; results reads no grader)
+# The names of passhat's derived metrics (extension._viewer.DERIVED_METRICS): a row carries one, valued 0, only to
+# give the viewer its count; not a grade, so not read as one.
+VIEWER_FIGURES = frozenset(
+    ("pass^10 (suite mean)", "tasks safe (k=10)", "tasks not safe (k=10)", "tasks undecided (k=10)")
+)
 RERUN = (
     "re-run `npx promptfoo eval -o results.json` with the promptfoo pinned in package.json (0.123) and pass that file"
 )
@@ -316,6 +321,8 @@ def to_trial(path: str, at: str, row: object) -> Trial:
     else:
         clean_exit = status == "ok" if type(status) is str else None
     named = row.namedScores
+    if type(named) is dict and not VIEWER_FIGURES.isdisjoint(named):  # the viewer's counts (extension._viewer)
+        named = {name: value for name, value in named.items() if name not in VIEWER_FIGURES}
     gamed = named.get(GAMED) if type(named) is dict else None
     scanned = type(gamed) in (int, float) and not infra_error
     test_index = row.testIdx  # read only to place a cut-off row: anything but a count is ignored
