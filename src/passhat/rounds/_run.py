@@ -14,6 +14,8 @@ then `promptfoo eval --retry-errors --repeat R` if any call was cut off, and goe
 promptfoo is found as `npx promptfoo` finds it (the nearest node_modules/.bin from the current folder up, its
 folder first on PATH), else on PATH; none found is an error before any state is written. The same command given
 again over a round 1 that never made its eval starts that round (any other command: --resume or a new --out).
+A round in which no trial passed or failed (every one an infra error) measured nothing: the rounds stop, exit 1.
+Dollars from the scripted model carry SCRIPTED_MARK; --budget-usd counts each trial's recorded dollars, and says so.
 """
 
 from __future__ import annotations
