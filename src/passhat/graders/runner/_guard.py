@@ -12,13 +12,14 @@ attack works without it); the grade then rests on the exit status and the JUnit 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import py_compile
 import re
 import secrets
 import shlex
-import sys
+import shutil
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -38,9 +39,6 @@ LOADER = "passhat_guard_loader"
 AUDIT = "passhat_guard_audit"
 LATE = "passhat_guard_late"
 MODULES = (PLUGIN, HOOKS, TWINS, LOADER, AUDIT, LATE)  # every top-level module of the plugin's folder
-# PYTHONPYCACHEPREFIX of every guarded pytest run: bytecode is read from here (never from the tree's __pycache__),
-# and here only passhat writes (the plugin's own, on the host): the folder is bound read-only with the plugin's.
-PYCACHE = PLUGIN_DIR / "__pycache__" / "prefix"
 _PYTEST = re.compile(r"(?:^|[\s/;&|(`])(?:py\.test|pytest)(?:\s|$|[;&|)`])")
 _NODE_TEST = re.compile(r"(?:^|[\s/;&|(])node\s+(?:[^;&|]*\s)?--test(?:\s|$|=)")
 _JS_FILE = re.compile(r"\.[cm]?js$|\*")
@@ -150,7 +148,7 @@ def _compile_plugin() -> None:
     about 3 ms of each pytest run's guard cost. Where the folder is not writable, python compiles them as before."""
     for name in MODULES[1:]:
         source = PLUGIN_DIR / f"{name}.py"
-        compiled = Path(f"{PYCACHE}{source.parent}") / f"{name}.{sys.implementation.cache_tag}.pyc"
+        compiled = Path(importlib.util.cache_from_source(str(source)))
         try:
             if compiled.stat().st_mtime_ns >= source.stat().st_mtime_ns:
                 continue
@@ -188,10 +186,17 @@ def _names_ours(entry_points: Path) -> bool:
 
 
 def _source_only(guard: Guard, env: dict[str, str]) -> None:
-    """Only source runs from the tree: bytecode from passhat's cache prefix (the task's own prefix is replaced),
-    pytest's plugin auto-load off and done by passhat_guard_loader for distributions outside the tree (a task that
-    turned the auto-load off keeps it off)."""
-    env.update(PYTHONPYCACHEPREFIX=str(PYCACHE), PASSHAT_GUARD_TREE=str(guard.tree))
+    """Only source runs from the tree: its `__pycache__` folders are removed from this private copy (the grader's
+    python writes none: the tree's modules compile from source; a cache prefix would make the whole environment
+    compile too), sourceless modules are not found (passhat_guard_loader's path hook), and pytest's plugin auto-load
+    is off and done by passhat_guard_loader for distributions outside the tree (a task that turned it off keeps it
+    off)."""
+    for folder, dirs, _names in os.walk(guard.tree):  # never enters links
+        for name in [d for d in dirs if d == "__pycache__"]:
+            path = os.path.join(folder, name)
+            os.unlink(path) if os.path.islink(path) else shutil.rmtree(path, ignore_errors=True)
+        dirs[:] = [d for d in dirs if d not in (".git", "node_modules", "__pycache__")]
+    env["PASSHAT_GUARD_TREE"] = str(guard.tree)
     if not env.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         env["PYTEST_PLUGINS"] = ",".join(filter(None, [LOADER, env.get("PYTEST_PLUGINS", "")]))

@@ -2,9 +2,9 @@
 its source files alone.
 
 - `source_only(tree)`: a path hook that finds modules in the tree's folders by source (and extension modules, which
-  the base may have built) but never sourceless bytecode (`mod.pyc` with no `mod.py`). Bytecode caches are read
-  from PYTHONPYCACHEPREFIX, which passhat points outside the tree (so `__pycache__/` files of the tree, even
-  unchecked-hash ones, are never read).
+  the base may have built) but never sourceless bytecode (`mod.pyc` with no `mod.py`). passhat removes the tree's
+  `__pycache__/` folders before the run (even unchecked-hash cache files are never read) and the grader's python
+  writes none.
 - `pytest_addhooks`: pytest's plugin auto-load is off (PYTEST_DISABLE_PLUGIN_AUTOLOAD, set by passhat); this module,
   named in PYTEST_PLUGINS, is loaded where the auto-load would have run and registers the `pytest11` entry points
   of every installed distribution outside the tree, as pytest would (blocked names and loaded ones skipped). A
