@@ -29,7 +29,6 @@ from passhat.trial._paths import UnsafePathError, read_within, tree_entries
 
 COPIED_MIN = 2  # distinct test literals in the code that make special-casing
 # Only source runs: a path the patch adds or changes that the importer or pytest loads without reading source.
-# (Not in RULES yet: the README's table of rules is the lead's to extend.)
 LOADER_ARTIFACT = "loader-artifact"
 _COMPILED = (".pyc", ".pyo", ".so", ".pyd", ".dll", ".dylib", ".pth", ".egg-link")
 _METADATA = (".dist-info", ".egg-info")
