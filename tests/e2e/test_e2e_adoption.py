@@ -397,3 +397,36 @@ def test_a_team_grader_in_the_repository_is_a_named_score_in_the_report(adopted)
     reasons = {c["assertion"]["metric"]: c["reason"] for row in rows for c in row["gradingResult"]["componentResults"]
                if "metric" in c["assertion"]}  # fmt: skip
     assert reasons["api"] == "API kept" and reasons["leftovers"] == "no leftovers in 1 changed file(s)"
+
+
+def test_the_next_commands_after_the_block_work_as_written(adopted, tmp_path):
+    """After the block, the README's next commands in the team's shell: `passhat eval --until-decided` finds the
+    promptfoo `npm install` put in node_modules/.bin (it is not on PATH: the block runs it through npx), its round
+    says its trials, and `passhat drift` takes the rounds' combined results."""
+    repo, env = adopted.repo, dict(adopted.env)
+    # the team's shell: no node_modules/.bin on PATH (this checkout's is, for the tests): only npx finds promptfoo
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if "node_modules" not in p)
+    assert shutil.which("promptfoo", path=env["PATH"]) is None
+    config = repo / "promptfooconfig.yaml"
+    kept = config.read_text()
+    settings = yaml.safe_load(kept)
+    settings["providers"][0]["config"]["fake_script"] = "oracle"  # whatever an earlier test set
+    config.write_text(yaml.safe_dump(settings, sort_keys=False))
+    passhat = Path(env["VIRTUAL_ENV"]) / "bin" / "passhat"
+    server = subprocess.Popen([passhat, "fake-model", "--url-file", ".passhat/rounds.url"], cwd=repo, env=env,
+                              stderr=subprocess.DEVNULL)  # fmt: skip
+    out = tmp_path / "runs"
+    try:
+        env["PASSHAT_FAKE_MODEL_URL"] = _wait_for(repo / ".passhat" / "rounds.url", server)
+        rounds = _run([passhat, "eval", "--until-decided", "--round", "2", "--max-trials", "2", "--out", out, "--",
+                       "--no-progress-bar"], repo, env, timeout=900)  # fmt: skip
+        drift = _run([passhat, "drift", out / "results.json", "--db", tmp_path / "history.db"], repo, env)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        config.write_text(kept)
+    assert rounds.returncode == 0, rounds.stdout[-3000:] + rounds.stderr[-3000:]
+    assert "passhat: round 1: every task x 2 trial(s), repeats 0-1" in rounds.stdout
+    assert "passhat: stopped after round 1:" in rounds.stdout
+    assert len(json.loads((out / "results.json").read_text())["results"]["results"]) == 2
+    assert drift.returncode == 0, drift.stdout + drift.stderr
