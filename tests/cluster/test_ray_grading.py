@@ -241,6 +241,6 @@ def test_promptfoo_counts_a_grading_the_cluster_lost_as_an_infra_error(tmp_path,
            f"the Ray cluster at ray_address '127.0.0.1:{dead}'" in row["error"], row["error"]  # fmt: skip
     out = io.StringIO()
     with redirect_stdout(out):
-        assert main(["report", str(tmp_path / "results.json"), "--format", "json", "--k", "1"]) == 0
+        assert main(["report", str(tmp_path / "results.json"), "--format", "json", "--k", "1"]) == 1  # measured nothing
     [task] = json.loads(out.getvalue())["tasks"]
     assert (task["n"], task["passes"], task["errors"]) == (0, 0, 1), task  # outside n: unscored, not failed

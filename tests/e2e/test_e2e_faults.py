@@ -134,7 +134,8 @@ def test_a_403_after_the_scripted_model_restarted_is_an_infra_error_through_retr
         error = row.get("error") or ""
         assert error.startswith("infrastructure error in task py-median"), (error[:300], row["response"]["metadata"])
         assert "403" in error and f"127.0.0.1:{port}" in error and "--secret-file" in error
-    assert main(["report", str(tmp_path / "results.json"), "--format", "json", "--k", "1"]) == 0
+    # every trial an infra error: the report says it measured nothing and exits 1 (its JSON still says why)
+    assert main(["report", str(tmp_path / "results.json"), "--format", "json", "--k", "1"]) == 1
     task = json.loads(capsys.readouterr().out)["tasks"][0]
     assert (task["n"], task["errors"]) == (0, repeat)
     [reason] = task["infra_error_reasons"]  # one cause, counted once per trial, its fix whole with the real --repeat
