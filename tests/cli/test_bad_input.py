@@ -221,7 +221,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(("argv", "fragments"), [pytest.param(a, f, id=i) for i, a, f in CASES])
-def test_bad_input_is_one_clear_line_and_exit_2(tmp_path, capsys, argv, fragments):
+def test_bad_input_is_one_clear_line_and_exit_2(tmp_path, capsys, monkeypatch, argv, fragments):
+    # a model to run against: validate lists every problem it finds, and the bad input must be the only one
+    monkeypatch.setenv("PASSHAT_FAKE_MODEL_URL", "http://passhat:" + "0" * 64 + "@127.0.0.1:9")
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     code = main(argv(tmp_path))
     out, err = capsys.readouterr()

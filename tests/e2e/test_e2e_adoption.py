@@ -268,7 +268,7 @@ def test_the_readme_adoption_section_ends_with_the_verdict(adopted):
     said = " ".join(verdict.split())
     # oracle: the scripted model replays the fix, 10 of 10 pass; 10/10 is too few to call pass^10 >= 0.9 safe
     # (Clopper-Pearson: the lower end of 10/10 is 0.025^(1/10) = 0.692, to the 10th 0.025)
-    assert "fix-something: not enough trials to say: pass^10 ≈ (10/10)^10 = 1.000 (95% CI 0.025-1.000)" in said
+    assert "fix-something: not enough trials to say: pass^10 = (10/10)^10 = 1.000 (95% CI 0.025-1.000)" in said
     [row] = [line.split() for line in verdict.splitlines() if line.startswith("fix-something ")]
     assert row[:6] == ["fix-something", "10", "10", "0", "0", "1.000"]  # task, n, passes, gamed, errors, pass@1
     # ... and it is what `passhat report` says of the file promptfoo wrote after it (the rows are the same)
@@ -300,7 +300,7 @@ def test_what_init_prints_and_the_ci_recipe_run_on_when_a_trial_fails(adopted, t
                                    timeout=900)  # fmt: skip
         assert evaluated.returncode == 0, evaluated.stdout[-3000:]  # init's .env: a failed trial is not exit 100
         said = " ".join(ANSI.sub("", evaluated.stdout).split())
-        assert "fix-something: not safe: pass^10 ≈ (0/10)^10 = 0.000" in said and "✗ 10 failed" in said
+        assert "fix-something: not safe: pass^10 = (0/10)^10 = 0.000" in said and "✗ 10 failed" in said
         reported = subprocess.run(["bash", "-ec", printed[3]], cwd=repo, env=env, capture_output=True, text=True)
         assert reported.returncode == 0 and (repo / "report.html").read_text().startswith("<!doctype html>")
 
