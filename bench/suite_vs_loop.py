@@ -29,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from passhat._fake_route import route_url
+from passhat.common._fake_route import route_url
 from passhat.fake_model import start_in_thread
 from passhat.tasks._load import Task, load_task
 from passhat.tasks._source import export_source

@@ -54,8 +54,8 @@ from pathlib import Path
 import passhat.trial._sandbox as sandbox
 import passhat.trial.stages._run as run
 import passhat.trial.stages._workspace as workspace
-from passhat._errors import PasshatError
-from passhat._fake_route import route_url
+from passhat.common._errors import PasshatError
+from passhat.common._fake_route import route_url
 from passhat.fake_model import start_in_thread
 from passhat.tasks._load import Task, load_task
 from passhat.trial import _provider as provider

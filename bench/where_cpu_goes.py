@@ -6,7 +6,7 @@ It runs what suite_vs_loop.py runs (same tasks × repeats, same scripted `oracle
 needs root): the kernel writes a record (pid, parent, start, user + system CPU, command) for every process that
 exits, confined ones included. A process is put in a phase by its ancestry: the loop's bash and what it starts,
 promptfoo's node and its children; passhat's own Python processes say what they are through role markers
-(`PASSHAT_CPU_ROLES`, see passhat._cpu_roles: provider worker, assertion, hook, test generator) with their CPU per
+(`PASSHAT_CPU_ROLES`, see passhat.common._cpu_roles: provider worker, assertion, hook, test generator) with their CPU per
 stage (interpreter start-up, imports, each grader). Inside the provider worker it splits the trials' own thread
 (imports, base preparation, sandbox, patch) from its other threads (the model proxy, Promptfoo's worker loop).
 
@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import suite_vs_loop as svl
 
-from passhat._cpu_roles import VAR as ROLES_VAR
+from passhat.common._cpu_roles import VAR as ROLES_VAR
 from passhat.fake_model import start_in_thread
 from passhat.tasks._load import load_task
 from passhat.trial._agent import bundled_cli
@@ -239,7 +239,7 @@ def _account_role(tree: Tree, i: int, role: str, stages: dict[str, float], accou
     proc = tree.procs[i]
     if role == "provider" or role.startswith("assertion"):
         account.seen.add(i)  # its own CPU split by stage below, its children by what they are
-    reaper = min(stages.get("reaper", 0.0), proc.cpu)  # the measurement's own thread (passhat._cpu_roles)
+    reaper = min(stages.get("reaper", 0.0), proc.cpu)  # the measurement's own thread (passhat.common._cpu_roles)
     if reaper:
         account.phases[MEASUREMENT] += reaper
     if role == "provider":

@@ -9,7 +9,7 @@ _HERE = Path(__file__).resolve().parent
 
 
 def generate_tests(config=None):
-    from passhat import _cpu_roles  # bench/where_cpu_goes.py; off unless asked
+    from passhat.common import _cpu_roles  # bench/where_cpu_goes.py; off unless asked
 
     _cpu_roles.mark("generator")
     from passhat.graders._suite import generate_tests as generate

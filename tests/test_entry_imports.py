@@ -12,7 +12,7 @@ import sys
 import pytest
 
 import passhat.graders
-from passhat import _cpu_roles
+from passhat.common import _cpu_roles
 from passhat.extension import _viewer
 from passhat.report._words import NOT_SAFE, SAFE, SAFE_AT, UNSURE, verdict_for
 
@@ -111,7 +111,7 @@ def test_a_marked_process_adopts_and_reaps_orphans_that_never_execd(tmp_path):
     not linger as a zombie (which would keep a trial's process group alive); exec'd children are left alone."""
     code = """
 import os, subprocess, time
-from passhat import _cpu_roles
+from passhat.common import _cpu_roles
 def children():
     return sorted(int(p) for t in os.listdir("/proc/self/task") for p in open(f"/proc/self/task/{t}/children").read().split())
 _cpu_roles.mark("assertion")

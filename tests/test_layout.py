@@ -74,6 +74,11 @@ def test_package_says_what_it_is_for(package: Path) -> None:
     assert exported or package.name == "cli", f"{package.name}/__init__.py: no __all__"
 
 
+def test_the_package_root_holds_only_its_entry_points() -> None:
+    """What every stage stands on lives in common/, a folder that says so; the root keeps the package's entries."""
+    assert sorted(p.name for p in PACKAGE.glob("*.py")) == ["__init__.py", "__main__.py", "promptfoo.py"]
+
+
 def test_no_import_cycle() -> None:
     graph = grimp.build_graph("passhat", cache_dir=None)
     cycles = []

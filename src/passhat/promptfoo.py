@@ -40,7 +40,7 @@ __all__ = [
 
 def call_api(prompt: str, options: dict, context: dict) -> dict:
     """The provider: one trial of Claude Code in a fresh sandbox (passhat.trial)."""
-    from passhat import _cpu_roles as roles  # bench/where_cpu_goes.py; off unless asked
+    from passhat.common import _cpu_roles as roles  # bench/where_cpu_goes.py; off unless asked
 
     roles.mark("provider")
     started = time.thread_time()  # this thread's: the proxy's threads are the rest of the worker's CPU
@@ -55,7 +55,7 @@ def call_api(prompt: str, options: dict, context: dict) -> dict:
 def get_assert_graders(output: Any, context: dict) -> dict:
     """Every deterministic grader of the trial (`config.graders`) in this one process, on one view of the trial:
     a GradingResult with one component and one named score per grader."""
-    from passhat import _cpu_roles as roles  # bench/where_cpu_goes.py; off unless asked
+    from passhat.common import _cpu_roles as roles  # bench/where_cpu_goes.py; off unless asked
 
     roles.mark("assertion")
     started = time.process_time()
@@ -67,7 +67,7 @@ def get_assert_graders(output: Any, context: dict) -> dict:
 
 def get_assert_grader(output: Any, context: dict) -> dict:
     """One grader, of the kind `config.type` names: a judge (rubric, pairwise) grades the live trial."""
-    from passhat import _cpu_roles as roles  # bench/where_cpu_goes.py; off unless asked
+    from passhat.common import _cpu_roles as roles  # bench/where_cpu_goes.py; off unless asked
 
     roles.mark(f"assertion:{(context.get('config') or {}).get('type')}")
     started = time.process_time()
@@ -86,14 +86,14 @@ def tests_generator(entry_file: str | Path, tasks_dir: str | Path = "tasks") -> 
 
     def generate_tests(config: dict | None = None) -> list[dict]:
         """`config` is what a `tests: {path: ..., config: ...}` entry gives; nothing in it is read."""
-        from passhat import _cpu_roles as roles  # bench/where_cpu_goes.py; off unless asked
+        from passhat.common import _cpu_roles as roles  # bench/where_cpu_goes.py; off unless asked
 
         roles.mark("generator")
         started = time.process_time()
         from passhat.graders._suite import ALL, generate_tests
 
         roles.stage("import", time.process_time() - started)
-        from passhat._errors import PasshatError
+        from passhat.common._errors import PasshatError
 
         where = lambda which: f"file://{entry}:{ALL_GRADERS if which == ALL else ONE_GRADER}"  # noqa: E731
         try:
@@ -112,7 +112,7 @@ def _each_task(tasks: Path, where: Callable[[str], str]) -> list[dict]:
     import os
     import sys
 
-    from passhat._errors import PasshatError
+    from passhat.common._errors import PasshatError
     from passhat.graders._suite import TASKS_ENV, generate_tests
 
     given = os.environ.get(TASKS_ENV)
@@ -146,7 +146,7 @@ def _each_task(tasks: Path, where: Callable[[str], str]) -> list[dict]:
 
 def afterAll(context: dict, options: dict | None = None) -> None:  # noqa: N802
     """Print passhat's verdict on the eval's rows at the end of `promptfoo eval`, failed trials or not."""
-    from passhat import _cpu_roles as roles  # bench/where_cpu_goes.py; off unless asked
+    from passhat.common import _cpu_roles as roles  # bench/where_cpu_goes.py; off unless asked
 
     roles.mark("hook:afterAll")
     started = time.process_time()
@@ -158,7 +158,7 @@ def afterAll(context: dict, options: dict | None = None) -> None:  # noqa: N802
 
 def afterEach(context: dict, options: dict | None = None) -> dict | None:  # noqa: N802
     """Add to a finished row the changes it made to the suite's figures, which the viewer's derived metrics sum."""
-    from passhat import _cpu_roles as roles  # bench/where_cpu_goes.py; off unless asked
+    from passhat.common import _cpu_roles as roles  # bench/where_cpu_goes.py; off unless asked
 
     roles.mark("hook:afterEach")
     started = time.process_time()

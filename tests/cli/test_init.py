@@ -14,8 +14,8 @@ import pytest
 import yaml
 from conftest import ROOT, TASKS
 
-from passhat._errors import TaskError
 from passhat.cli import init, main
+from passhat.common._errors import TaskError
 from passhat.extension import DERIVED_METRICS
 from passhat.graders import TrialOutcome, grade, load_graded_task
 from passhat.trial._sandbox import prepare_base

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import passhat
-from passhat._errors import PasshatError
 from passhat.cli import FORMAT_ORDER, build_parser, main
+from passhat.common._errors import PasshatError
 from passhat.fake_model import _judge, _scripts, parse_script
 
 PASSHAT = Path(sys.executable).parent / "passhat"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from passhat._errors import PasshatError
 from passhat.cluster import Executor, parse_executor
+from passhat.common._errors import PasshatError
 from passhat.trial._config import parse_config
 
 

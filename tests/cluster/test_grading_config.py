@@ -10,8 +10,8 @@ import socket
 import pytest
 from conftest import TASKS
 
-from passhat._errors import GradingInfraError, PasshatError, TaskError
 from passhat.cluster import Executor, grader_executor
+from passhat.common._errors import GradingInfraError, PasshatError, TaskError
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs ray: pip install -e '.[ray]'")
 TESTS = {"type": "tests", "command": "python -m pytest -q"}
@@ -205,7 +205,7 @@ def test_a_row_whose_grading_raised_is_read_as_an_infra_error(tmp_path):
 
     from passhat.results import load_trials
 
-    error = ("Error running Python script: passhat._errors.GradingInfraError: infrastructure error: the tests grader "
+    error = ("Error running Python script: passhat.common._errors.GradingInfraError: infrastructure error: the tests grader "
              "of task py-median on Ray: ray: the Ray node running the tests grader died")  # fmt: skip
     row = {"success": False, "failureReason": 1, "error": error, "provider": {"id": "p"}, "score": 0,
            "response": {"output": "done", "metadata": {"task_id": "py-median", "repeat_index": 0}}}  # fmt: skip

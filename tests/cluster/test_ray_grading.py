@@ -32,7 +32,7 @@ import pytest
 import yaml
 from conftest import ROOT, TASKS
 
-from passhat._errors import GradingInfraError
+from passhat.common._errors import GradingInfraError
 
 pytestmark = pytest.mark.e2e
 # before Ray is imported: Ray reads it once, and otherwise turns 127.0.0.1 into the machine's outward address

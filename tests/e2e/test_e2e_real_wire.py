@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from conftest import ROOT, TASKS
 
-from passhat._fake_route import route_url
+from passhat.common._fake_route import route_url
 from passhat.fake_model._wire import choose_encoding
 from passhat.graders import load_graded_task
 from passhat.graders._live import grade_all_promptfoo

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from conftest import TASKS
 
-from passhat._fake_route import route_url
+from passhat.common._fake_route import route_url
 from passhat.fake_model import start_in_thread
 from passhat.fake_model._plan import ToolCall
 from passhat.fake_model._scripts import agent_reply

@@ -12,8 +12,8 @@ import anthropic
 import pytest
 from conftest import SHIPPED_TASKS, TASKS
 
-from passhat._errors import PasshatError
-from passhat._fake_route import Route, route_url
+from passhat.common._errors import PasshatError
+from passhat.common._fake_route import Route, route_url
 from passhat.fake_model import acts_as_oracle, flaky_draw, parse_script, route
 from passhat.fake_model._plan import plan_solution
 from passhat.fake_model._scripts import NOOP_TEXT, Script

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import TASKS, with_tests_shown
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.fake_model import parse_script
 from passhat.fake_model._hacks import HACKS, Plans, find_target, hack_draw, hack_files
 from passhat.fake_model._plan import Script, _files

@@ -8,8 +8,8 @@ import jsonschema
 import pytest
 from conftest import ROOT
 
-from passhat._errors import PasshatError
-from passhat._fake_route import Route, route_url
+from passhat.common._errors import PasshatError
+from passhat.common._fake_route import Route, route_url
 from passhat.fake_model import parse_script, route
 from passhat.fake_model._scripts import Script
 from passhat.judge._prompt import (

@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 import pytest
 from conftest import ROOT, TASKS
 
-from passhat._errors import PasshatError
-from passhat._fake_route import finish_trial, redact, route_url, split_url, token
+from passhat.common._errors import PasshatError
+from passhat.common._fake_route import finish_trial, redact, route_url, split_url, token
 from passhat.fake_model import start_in_thread
 from passhat.trial._config import model_endpoint, parse_config
 

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 from conftest import TASKS
 
-from passhat._fake_route import route_url
+from passhat.common._fake_route import route_url
 from passhat.fake_model import parse_script
 from passhat.fake_model._shape import FIELDS, MULTIBYTE, THINKING
 from passhat.fake_model._wire import ENCODINGS, decode

@@ -176,7 +176,7 @@ def test_lists_that_cannot_be_computed_break_the_task_and_fail_a_trial(tmp_path,
 
 @pytest.mark.parametrize("command", ["python -m pytest -q", "echo no tests"], ids=["pytest-no-report", "no-tests"])
 def test_auto_without_a_report_is_refused_at_load(tmp_path, command):
-    from passhat._errors import TaskError
+    from passhat.common._errors import TaskError
 
     origin, commit = make_origin(tmp_path / "origin")
     graders = f"  - type: tests\n    command: {command}\n    fail_to_pass: auto\n"

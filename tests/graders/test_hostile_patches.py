@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from calc_task import CALC, JUNIT_TESTS, PYTEST, fix_add, make_trial, run
 
-from passhat._errors import TaskError
+from passhat.common._errors import TaskError
 from passhat.graders import load_graded_task
 from passhat.graders.runner import GUARD_ENV
 

@@ -23,7 +23,7 @@ import yaml
 from conftest import ROOT, TASKS
 
 import passhat.graders.kinds as kinds_package
-from passhat._errors import TaskError
+from passhat.common._errors import TaskError
 from passhat.graders import grader_kinds, load_graded_task
 from passhat.graders._settings import _validator, graders_schema
 

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from passhat._errors import SandboxError
+from passhat.common._errors import SandboxError
 from passhat.trial._patch import patch_stats
 
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "core.hooksPath=/dev/null"]

@@ -14,8 +14,8 @@ import pytest
 import yaml
 from calc_task import fix_add, make_trial
 
-from passhat._errors import TaskError
 from passhat.cli import main
+from passhat.common._errors import TaskError
 from passhat.graders import load_graded_task, preflight
 from passhat.graders._live import grade_all_promptfoo
 from passhat.graders._suite import promptfoo_test

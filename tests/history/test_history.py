@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from passhat._errors import PasshatError, ResultsError
+from passhat.common._errors import PasshatError, ResultsError
 from passhat.history._store import (
     SCHEMA_VERSION,
     ScoreRow,

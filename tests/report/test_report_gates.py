@@ -9,7 +9,7 @@ import pytest
 from test_report import report, write_results
 from test_report_figures import suite_of, trial_row
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.report._gates import parse_gate
 
 # steady 10/10; shaky 8/10; short 3/3 (n=3 < 7).

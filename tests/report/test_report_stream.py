@@ -11,7 +11,7 @@ import pytest
 from test_report import passhat_row, report, suite_rows, write_results
 
 import passhat.results._scan as scan
-from passhat._errors import ResultsError
+from passhat.common._errors import ResultsError
 from passhat.results._rows import iter_trials, load_trials
 
 

@@ -15,7 +15,7 @@ import msgspec
 import pytest
 import varied_rows
 
-from passhat._errors import ResultsError
+from passhat.common._errors import ResultsError
 from passhat.results import _rows
 from passhat.results._rows import load_trials
 from passhat.results._scan import Typed

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.graders._globs import matches
 from passhat.tasks._author import (
     COMMANDS,

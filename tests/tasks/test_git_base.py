@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from passhat._errors import TaskError
+from passhat.common._errors import TaskError
 from passhat.tasks import export_source, load_task, source_tree, task_test_patch
 from passhat.tasks._source import mirror_path
 from passhat.trial._sandbox import prepare_base

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from passhat._errors import TaskError
+from passhat.common._errors import TaskError
 from passhat.graders import grader_kinds, load_graded_task
 from passhat.tasks._load import Task, load_task, load_tasks
 
@@ -273,7 +273,7 @@ def test_network_and_limits_load(task_copy):
     ],
 )
 def test_provider_limits_are_validated(raw, message):
-    from passhat._errors import PasshatError
+    from passhat.common._errors import PasshatError
     from passhat.trial._config import parse_config
 
     with pytest.raises(PasshatError, match=re.escape(message)):

@@ -19,9 +19,9 @@ import pytest
 from conftest import ROOT
 from test_confinement import needs_bwrap, seen_by_model
 
-from passhat._errors import PasshatError
-from passhat._fake_route import route_url
 from passhat.cli import main
+from passhat.common._errors import PasshatError
+from passhat.common._fake_route import route_url
 from passhat.trial._config import model_endpoint, parse_config
 from passhat.trial._provider import call_api
 from passhat.trial._proxy import (

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from passhat._budget import REACHED, Ledger, budget_of
-from passhat._errors import PasshatError
+from passhat.common._budget import REACHED, Ledger, budget_of
+from passhat.common._errors import PasshatError
 from passhat.trial._config import parse_config
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, TASKS
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.graders._live import grade_one_promptfoo
 from passhat.tasks._load import load_task
 from passhat.trial import _git, _isolation, _sandbox

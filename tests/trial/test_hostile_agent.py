@@ -21,7 +21,7 @@ import pytest
 from conftest import ROOT
 from test_confinement import attack, needs_bwrap, seen_by_model
 
-from passhat._fake_route import route_url
+from passhat.common._fake_route import route_url
 from passhat.trial._inside import seccomp_program
 from passhat.trial._isolation import as_root
 from passhat.trial._provider import call_api

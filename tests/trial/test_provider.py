@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.trial._config import model_endpoint, parse_config
 from passhat.trial._provider import call_api
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from passhat._errors import SandboxError
+from passhat.common._errors import SandboxError
 from passhat.tasks._load import load_task
 from passhat.trial._limits import Limits
 from passhat.trial._outcome import materialize

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from passhat._errors import PasshatError, TaskError
+from passhat.common._errors import PasshatError, TaskError
 from passhat.tasks._load import load_task
 from passhat.trial._config import parse_config
 from passhat.trial._isolation import confinement

@@ -1,4 +1,4 @@
-"""The proxy's rule for giving up on the upstream (passhat/_endpoint.py), outcome by outcome: refusals in a row end
+"""The proxy's rule for giving up on the upstream (passhat/common/_endpoint.py), outcome by outcome: refusals in a row end
 the trial as infra before the model answered anything; after an answer, only when passhat's own probe is refused
 too (the agent could have crafted the refused requests); a 401/403 counts only as the upstream said it."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from passhat._endpoint import REFUSED_IN_A_ROW, Probe
+from passhat.common._endpoint import REFUSED_IN_A_ROW, Probe
 from passhat.trial._proxy import Witness
 
 REFUSED = "unreachable: ConnectionRefusedError: [Errno 111] Connection refused"

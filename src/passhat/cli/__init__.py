@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import cast
 
 from passhat import __version__
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 
 # Every `--format` offers a subset of these, in this order, and defaults to the first.
 FORMAT_ORDER = ("table", "md", "csv", "json", "html")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.graders._check import check_task, describe, uncached_auto
 
 HELP = "check tasks without a model: solution.patch passes every grader, the empty patch fails one"

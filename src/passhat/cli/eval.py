@@ -8,8 +8,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from passhat._errors import PasshatError
 from passhat.cli import open_fraction, whole_number
+from passhat.common._errors import PasshatError
 from passhat.report._words import SAFE_AT
 
 HELP = "run promptfoo eval in rounds until every task's verdict is decided (or --max-trials, or the budget)"

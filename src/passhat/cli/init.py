@@ -21,7 +21,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.extension import DERIVED_METRICS
 
 HELP = "set up passhat in a repository: promptfooconfig.yaml, the entry file, tasks/, package.json"

@@ -6,8 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
-from passhat._errors import PasshatError
 from passhat.cli import format_option, whole_number
+from passhat.common._errors import PasshatError
 from passhat.judge._noise import _load_rows, collect, summary
 from passhat.report._formats import aligned
 

@@ -10,7 +10,7 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.graders._regrade import _key, _load, _write_atomically, regrade_row
 
 HELP = "rerun graders on an earlier eval's saved patches (no agent, no cost); writes a new results file"

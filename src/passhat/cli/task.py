@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.tasks._author import check_id, free_folder, listed, read_prompt_file, shown, unusable
 
 if TYPE_CHECKING:
@@ -179,7 +179,7 @@ def _open_repo(text: str, name: str, state_dir: Path) -> tuple[Path, str]:
 
 def _mirror(url: str, name: str, state_dir: Path) -> Path:
     """passhat's bare mirror of the repository at `url` (the one its git bases read later), holding `name`."""
-    from passhat._errors import TaskError
+    from passhat.common._errors import TaskError
     from passhat.tasks._load import Task
     from passhat.tasks._source import ensure_mirror
 
@@ -357,7 +357,7 @@ def _prompt(commit: _Commit, split: Split, written: str | None) -> str:
 def _write_task(args: argparse.Namespace, dest: Path, draft: Draft, split: Split) -> int:
     """Write the folder, compute the test lists, write them out, check the task. 1 (and the caller removes the
     folder) when the task is not valid."""
-    from passhat._errors import SandboxError, TaskError
+    from passhat.common._errors import SandboxError, TaskError
     from passhat.graders import compute_test_lists
     from passhat.graders import load_graded_task as load_task
     from passhat.graders._check import check_task, describe

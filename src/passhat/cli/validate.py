@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING
 
 import yaml
 
-from passhat._deadline import deadline_warning
-from passhat._errors import PasshatError, yaml_position
 from passhat.cli import k_list
+from passhat.common._deadline import deadline_warning
+from passhat.common._errors import PasshatError, yaml_position
 
 if TYPE_CHECKING:
     from passhat.tasks._load import Task
@@ -161,7 +161,7 @@ def _passhat_providers(path: Path, data: dict, errors: list[str]) -> list[tuple[
 
 def _model(path: Path, label: str, config: ProviderConfig) -> str:
     """Where the provider's trials will send their requests; an error when nowhere."""
-    from passhat._fake_route import redact
+    from passhat.common._fake_route import redact
     from passhat.trial._config import FAKE_MODEL_ENV, REAL_CLAUDE_ENV, model_endpoint
 
     if config.fake_model_url:
@@ -206,9 +206,9 @@ def _unwritable(folder: Path) -> str | None:
 
 
 def _probe(path: Path, label: str, config: ProviderConfig) -> str:
-    """One probe of the endpoint the trials will use (passhat/_endpoint.py): the connection, and the credential
+    """One probe of the endpoint the trials will use (passhat/common/_endpoint.py): the connection, and the credential
     with the API's free request or the scripted model's own route. What it found, or an error with the fix."""
-    from passhat._endpoint import probe
+    from passhat.common._endpoint import probe
     from passhat.trial._config import model_endpoint
     from passhat.trial._provider import model_check
 
@@ -353,7 +353,7 @@ def _checks(path: Path, repeat: int | None, largest_k: int | None, probe: bool) 
             lines.append(
                 _probe(path, label, config) if probe else f"provider {label}: endpoint not probed (--no-probe)"
             )
-            if warning := deadline_warning(config):
+            if warning := deadline_warning(config.timeout_s, config.api_timeout_s, config.max_retries):
                 lines.append(f"warning: provider {label}: {warning}")
             if config.executor.kind == "ray":  # every node runs a probe: passhat, git, the CLI, bwrap, setup's
                 from passhat.cluster import check_cluster

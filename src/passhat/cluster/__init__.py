@@ -6,7 +6,7 @@ the driver's artifacts folder. A fault of the cluster (a dead node, a killed wor
 infrastructure error with the cause, never the agent's failure; Ray's own retries stay off. A grader's run
 (the tests grader's) goes to the cluster the same way (`run_for_task`: passhat.cluster._grading; where it runs: `grader_executor`, in _config).
 
-May import: passhat._errors, tasks. Ray itself is imported only when a trial or a check needs it.
+May import: passhat.common._errors, tasks. Ray itself is imported only when a trial or a check needs it.
 Exports: Executor, EXECUTOR_KEYS, parse_executor, run_on_ray, check_cluster, grader_executor, run_for_task,
 without_executor.
 """

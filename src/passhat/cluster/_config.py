@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 
 ExecutorKind = Literal["local", "ray"]
 EXECUTOR_KEYS = frozenset({"executor", "ray_address", "ray_num_cpus", "ray_memory_mb"})

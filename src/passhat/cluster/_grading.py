@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from passhat._errors import GradingInfraError, PasshatError, SandboxError
 from passhat.cluster._config import Executor
 from passhat.cluster._driver import ClusterError, _bundle, cause, connect
 from passhat.cluster._node import current_node, node_root, task_here
+from passhat.common._errors import GradingInfraError, PasshatError, SandboxError
 
 if TYPE_CHECKING:
     from passhat.tasks._load import Task

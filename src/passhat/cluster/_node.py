@@ -18,9 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from passhat._errors import PasshatError
 from passhat.cluster._config import EXECUTOR_KEYS
 from passhat.cluster._ship import pack, unpack
+from passhat.common._errors import PasshatError
 
 STATE_ENV = "PASSHAT_RAY_STATE_DIR"
 TrialFunction = Callable[[str, dict, dict], dict]

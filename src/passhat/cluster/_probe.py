@@ -15,10 +15,10 @@ import platform
 import shutil
 from pathlib import Path
 
-from passhat._errors import PasshatError
 from passhat.cluster._config import Executor
 from passhat.cluster._driver import ClusterError, connect
 from passhat.cluster._node import current_node, node_root
+from passhat.common._errors import PasshatError
 
 PROBE_TIMEOUT_S = 120.0
 

@@ -7,7 +7,7 @@ process, with the hook's context as JSON: `afterAll` gets every row of the eval 
 for those rows (and, when asked, writes report files and appends the eval to the drift history); `after_each` adds
 the changes of the suite's running figures that derived metrics sum up in the viewer (`_viewer` says how).
 
-May import: passhat._errors, report, history, results, stats (the top of the path, beside cli).
+May import: passhat.common._errors, report, history, results, stats (the top of the path, beside cli).
 Exports: after_all, after_each, DERIVED_METRICS, VIEWER_K.
 """
 

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.extension._terminal import show
 from passhat.report._report import ReportFormat, run_report, write_atomic
 

@@ -1,10 +1,10 @@
 """`passhat fake-model`: a scripted Anthropic-compatible model server for offline suites.
 
 It drives the real Claude Code CLI: rehearse a whole suite for free before spending tokens. Every route is
-opened by a token made from the server's secret (passhat/_fake_route.py); the harness gets the secret in the
+opened by a token made from the server's secret (passhat/common/_fake_route.py); the harness gets the secret in the
 URL's userinfo (`http://passhat:<secret>@127.0.0.1:PORT`, `--url-file`), a trial's CLI only its own token.
 
-May import: passhat._errors, passhat._fake_route (routes and tokens), passhat.tasks (the oracle reads a task's
+May import: passhat.common._errors, passhat.common._fake_route (routes and tokens), passhat.tasks (the oracle reads a task's
 solution). Only the CLI and tests start it.
 Exports: FakeModelServer, serve, start_in_thread, route, parse_script and the seeded draws; the fronts of
 `--replay DIR` (Replay, load_recordings, Recording: recorded replies, _replay.py) and `--open` (OpenRoute: the
@@ -19,9 +19,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from passhat._errors import PasshatError
-from passhat._fake_route import SECRET_ENV, check_secret, redact
-from passhat._fake_route import parse_route as route
+from passhat.common._errors import PasshatError
+from passhat.common._fake_route import SECRET_ENV, check_secret, redact
+from passhat.common._fake_route import parse_route as route
 from passhat.fake_model._open import OpenRoute
 from passhat.fake_model._replay import Recording, Replay, load_recordings
 from passhat.fake_model._scripts import acts_as_oracle, flaky_draw, parse_script

@@ -26,7 +26,7 @@ import threading
 from collections import Counter
 from typing import Any
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.fake_model._plan import Reply, Script
 
 NAMES = ("judge", "judge-first", "judge-longer", "judge-shorter", "judge-malformed", "judge-noisy", "judge-points")

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from passhat._fake_route import PREFIX, route_path
+from passhat.common._fake_route import PREFIX, route_path
 
 if TYPE_CHECKING:
     from passhat.fake_model._server import _Handler

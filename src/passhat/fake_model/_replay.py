@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.fake_model._wire import SPLITS, StreamEncoder, choose_encoding, split
 
 if TYPE_CHECKING:

@@ -61,7 +61,7 @@ import json
 import re
 import shlex
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.fake_model._hacks import HACKS
 from passhat.fake_model._judge import parse_judge_script
 from passhat.fake_model._plan import Reply, Script, ToolCall

@@ -1,7 +1,7 @@
 """An Anthropic Messages API on loopback, answering from scripts (see _scripts.py).
 
 Which trial a request belongs to travels in the URL path, with a token that proves the caller was given that
-route (passhat/_fake_route.py): the provider points the CLI at
+route (passhat/common/_fake_route.py): the provider points the CLI at
 `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/passhat/<task_id>/<trial>/<token>[/<script>]` and the CLI appends
 `/v1/messages`. With the provider's `auth: {bedrock: ...}` / `{vertex: ...}` the base is `<route>/v1` and the
 CLI speaks those APIs instead: `model/<id>/invoke[-with-response-stream]` (Bedrock: JSON, or the same events
@@ -31,9 +31,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeAlias, cast
 
-from passhat._errors import PasshatError
-from passhat._fake_route import FINISHED, Route, check_secret, new_secret, parse_route, token_matches, with_secret
-from passhat._fake_route import SCRIPTED as SCRIPTED_HEADER
+from passhat.common import _fake_route as routes
+from passhat.common._errors import PasshatError
+from passhat.common._fake_route import FINISHED, Route, parse_route, token_matches
 from passhat.fake_model._hacks import Plans
 from passhat.fake_model._judge import judge_reply
 from passhat.fake_model._plan import Script, ToolCall
@@ -62,7 +62,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def send_response(self, code: int, message: str | None = None) -> None:
         super().send_response(code, message)
-        self.send_header(SCRIPTED_HEADER, "1")  # every reply says it is scripted: its dollars are not money
+        self.send_header(routes.SCRIPTED, "1")  # every reply says it is scripted: its dollars are not money
 
     def _coding(self, script: Script | None = None) -> str:
         """The reply's content coding: the script's `+encoding:`, else what the request accepts (the API's way)."""
@@ -263,7 +263,7 @@ class FakeModelServer(ThreadingHTTPServer):
         if host not in _LOOPBACK:
             msg = f"fake-model host {host!r}: passhat serves on loopback only; use 127.0.0.1"
             raise ValueError(msg)
-        self.secret = check_secret(secret, "fake-model secret") if secret is not None else new_secret()
+        self.secret = routes.check_secret(secret, "fake-model secret") if secret is not None else routes.new_secret()
         super().__init__((host, port), _Handler)
         self.script = script
         self.plans = Plans(tasks_dir)
@@ -378,7 +378,7 @@ class FakeModelServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         """The URL the harness is given: http://passhat:<secret>@127.0.0.1:PORT (see _fake_route.py)."""
-        return with_secret(self.origin, self.secret)
+        return routes.with_secret(self.origin, self.secret)
 
     def script_for(self, script_spec: str | None) -> Script:
         return parse_script(script_spec) if script_spec else self.script

@@ -1,7 +1,7 @@
 """Graders: one module per grader `type` in graders/kinds/ (the registry: `grader_kinds()`); the rest derives
 from it.
 
-May import: passhat._errors, tasks, trial (the outcome), judge (the rubric / pairwise kinds wrap it), cluster.
+May import: passhat.common._errors, tasks, trial (the outcome), judge (the rubric / pairwise kinds wrap it), cluster.
 Exports: GraderKind, grader_kinds, Grade, TrialOutcome, grade, load_graded_task(s), check_graders, generate_tests,
 preflight, TestLists, compute_test_lists.
 

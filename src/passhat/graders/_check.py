@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from passhat._errors import PasshatError, TaskError
+from passhat.common._errors import PasshatError, TaskError
 from passhat.graders._auto import AUTO, TestLists, cache_file, read_cached, wants_auto
 
 if TYPE_CHECKING:

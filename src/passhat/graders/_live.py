@@ -13,8 +13,8 @@ import sys
 import time
 from typing import Any
 
-from passhat import _cpu_roles as roles
-from passhat._errors import GradingInfraError, PasshatError, SandboxError
+from passhat.common import _cpu_roles as roles
+from passhat.common._errors import GradingInfraError, PasshatError, SandboxError
 from passhat.graders._common import Grade, combined_result, component
 from passhat.graders.kinds import kind_of
 from passhat.graders.view import view_of

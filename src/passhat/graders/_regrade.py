@@ -14,7 +14,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from passhat._errors import ResultsError
+from passhat.common._errors import ResultsError
 from passhat.graders._common import Grade, combined_result, component
 from passhat.graders._live import grade
 from passhat.graders._settings import graders_of, load_graded_task

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.trial._isolation import bwrap_arguments, confinement, sandbox_command, tree_uid
 from passhat.trial._limits import Limits, chown_tree, chown_written
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from passhat._errors import PasshatError, TaskError
+from passhat.common._errors import PasshatError, TaskError
 from passhat.graders.kinds import GraderKind, grader_kinds
 from passhat.tasks import Task, describe_schema_error, load_task, load_tasks
 

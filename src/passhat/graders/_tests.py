@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from passhat._errors import SandboxError, TaskError
-from passhat._lock import locked
+from passhat.common._errors import SandboxError, TaskError
+from passhat.common._lock import locked
 from passhat.graders._auto import AUTO, TestLists, cache_file, classify, read_cached, wants_auto
 from passhat.graders._common import Grade, show_path
 from passhat.graders._globs import DEFAULT_PROTECTED, matches

@@ -1,6 +1,6 @@
 """History: graded scores of every eval in SQLite, and drift of a series against its baseline.
 
-May import: passhat._errors, passhat.results.
+May import: passhat.common._errors, passhat.results.
 Exports: run_drift, open_history, batch_from_results.
 """
 

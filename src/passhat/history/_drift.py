@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from passhat._errors import PasshatError, ResultsError
+from passhat.common._errors import PasshatError, ResultsError
 from passhat.history._explain import explain, explain_lines, ran_changes
 from passhat.history._rule import DEFAULT_ABS_POINTS, Sample, Verdict, Z, abs_threshold, overall, sample, verdict
 from passhat.history._store import (

@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from passhat._errors import PasshatError, ResultsError
+from passhat.common._errors import PasshatError, ResultsError
 from passhat.judge._status import grader_components
 from passhat.results import VIEWER_FIGURES, VIEWER_PREFIX
 from passhat.results._rows import Trial, load_trials

@@ -1,6 +1,6 @@
 """The LLM judge: rubric scoring and pairwise comparison of a trial, its noise and its calibration.
 
-May import: passhat._errors only (the graders wrap the judge, the report summarizes it; never the reverse).
+May import: passhat.common._errors only (the graders wrap the judge, the report summarizes it; never the reverse).
 Exports: the Promptfoo entries `rubric_promptfoo` / `pairwise_promptfoo`, the configs, verdicts and rubrics.
 
 `assertions/grader.py` (a judge kind's `live`, passhat.graders.kinds) calls `rubric_promptfoo` /
@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from passhat._errors import LabelsError, PasshatError, RubricError
+from passhat.common._errors import LabelsError, PasshatError, RubricError
 from passhat.judge._config import (
     PairwiseConfig,
     RubricConfig,

@@ -23,7 +23,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from passhat._errors import LabelsError
+from passhat.common._errors import LabelsError
 from passhat.judge._agreement import (
     Weights,
     cohen_kappa,

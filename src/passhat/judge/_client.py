@@ -4,7 +4,7 @@ models reject sampling parameters), a forced tool, the reply validated with json
 Which endpoint: offline (`PASSHAT_FAKE_MODEL_URL` set, as `make demo` and the tests do) the scripted
 model at `http://127.0.0.1:PORT/passhat/<task_id>/<trial>/<token>/<judge script>`; otherwise real Claude through
 `ANTHROPIC_BASE_URL` / `ANTHROPIC_API_KEY`, on explicit opt-in (`PASSHAT_REAL_CLAUDE=1`), as for the agent.
-The judge's route is tokened like the agent's (passhat/_fake_route.py): the token is made from the secret in
+The judge's route is tokened like the agent's (passhat/common/_fake_route.py): the token is made from the secret in
 the URL's userinfo (`http://passhat:<secret>@127.0.0.1:PORT`) over (task, trial, judge script), so it differs
 from the trial's own token and stays open after the trial's route is finished. A tokenless judge route would let
 the agent pick any script, `oracle` included; the secret itself is never sent.
@@ -49,7 +49,7 @@ def endpoint(task_id: str, trial: int, fake_script: str | None) -> Endpoint | st
     """Where to send the judge's request, or (a string) why there is nowhere to send it."""
     fake = os.environ.get(FAKE_MODEL_ENV)
     if fake:
-        from passhat._fake_route import route_url
+        from passhat.common._fake_route import route_url
 
         try:
             url = route_url(fake, task_id, trial, fake_script or DEFAULT_FAKE_SCRIPT)

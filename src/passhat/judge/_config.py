@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from passhat._errors import RubricError
+from passhat.common._errors import RubricError
 
 MAX_ATTEMPTS_LIMIT = 5
 

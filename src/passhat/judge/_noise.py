@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from passhat._errors import ResultsError
+from passhat.common._errors import ResultsError
 from passhat.judge._agreement import pooled_sd
 from passhat.judge._direct import RubricVerdict
 from passhat.judge._status import grader_components

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypedDict
 
-from passhat._errors import RubricError
+from passhat.common._errors import RubricError
 from passhat.judge._client import DEFAULT_MODEL, call_tool, endpoint
 from passhat.judge._config import PairwiseConfig
 from passhat.judge._direct import same_model

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import yaml
 
-from passhat._errors import RubricError, yaml_position
+from passhat.common._errors import RubricError, yaml_position
 
 Strictness = Literal["lenient", "balanced", "strict"]
 GENERAL_THRESHOLD = 0.7

@@ -1,6 +1,6 @@
 """Reports: per-task summaries, gates, run-vs-run comparison, and the table / md / csv / json / html renderings.
 
-May import: passhat._errors, results, stats, history (the html page's drift plot), judge (its summary).
+May import: passhat.common._errors, results, stats, history (the html page's drift plot), judge (its summary).
 Exports: run_report, run_compare, write_atomic.
 """
 

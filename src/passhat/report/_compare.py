@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.report import _formats as fmt
 from passhat.report._formats import Format
 from passhat.report._parallel import fold_file

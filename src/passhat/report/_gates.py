@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.report._summary import ProviderSuite, TaskSummary
 from passhat.stats._estimators import pass_at_k_exact, pass_hat_k_plug_in_exact
 from passhat.stats._suite import mean_pass_hat_k_exact

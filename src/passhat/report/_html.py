@@ -20,7 +20,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.report._html_tables import gates_list, infra_table, judge_table, suite_table, task_tables, verdict_table
 from passhat.report._plots import (
     cost_chart,

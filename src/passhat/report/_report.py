@@ -15,7 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.report import _formats as fmt
 from passhat.report import _tables
 from passhat.report._formats import FORMATS, Format

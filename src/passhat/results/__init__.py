@@ -1,6 +1,6 @@
 """Results: read Promptfoo `-o` files (JSON or JSONL, streamed) into typed Trial rows.
 
-May import: passhat._errors, passhat.judge (which statuses mean "unscored").
+May import: passhat.common._errors, passhat.judge (which statuses mean "unscored").
 Exports: Trial, iter_rows, iter_trials, load_trials, VIEWER_PREFIX, VIEWER_FIGURES.
 """
 

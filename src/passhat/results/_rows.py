@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from passhat._errors import ResultsError
+from passhat.common._errors import ResultsError
 from passhat.results._progress import Counted
 from passhat.results._scan import (
     NotJson,

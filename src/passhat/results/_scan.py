@@ -24,7 +24,7 @@ from typing import IO, Any, NamedTuple, Protocol
 
 import msgspec
 
-from passhat._errors import ResultsError
+from passhat.common._errors import ResultsError
 
 CHUNK = 1 << 22  # characters (JSON) or bytes (JSONL) read at a time; a longer value doubles the next read
 _WHITESPACE = re.compile(r"[ \t\n\r]*")  # matches everywhere (maybe empty): .match() is never None

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from passhat._errors import ResultsError
+from passhat.common._errors import ResultsError
 from passhat.judge._status import unscored_by_judge
 from passhat.results._interrupted import cut_off
 from passhat.results._scan import MISSING as _MISSING

@@ -1,7 +1,7 @@
 """Rounds: `passhat eval --until-decided` spends trials until each task's verdict is decided — Promptfoo evals in
 rounds, each on the tasks still open, the rows gathered into one results file, resumable after Ctrl+C.
 
-May import: report, results, stats (the stopping rule's interval), passhat._budget. Exports: Settings, start,
+May import: report, results, stats (the stopping rule's interval), passhat.common._budget. Exports: Settings, start,
 resume, next_round, Count, Next.
 """
 

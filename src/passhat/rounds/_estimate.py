@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.results._rows import iter_trials
 from passhat.trial.spend import PRICES, Price, listed_price
 

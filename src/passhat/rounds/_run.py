@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from passhat._budget import BUDGET_ENV, REACHED
-from passhat._errors import PasshatError
+from passhat.common._budget import BUDGET_ENV, REACHED
+from passhat.common._errors import PasshatError
 from passhat.report._parallel import fold_file
 from passhat.report._summary import finish
 from passhat.report._words import SCRIPTED_MARK

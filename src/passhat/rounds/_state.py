@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 
 STATE = "rounds.json"
 COMBINED = "results.json"

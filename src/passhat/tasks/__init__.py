@@ -1,7 +1,7 @@
 """Tasks: load and validate `tasks/<id>/task.yaml` (+ repo/ or a git base, solution.patch, test.patch), and say
 where a task's repository files come from. A grader's settings are its kind's to check (passhat.graders).
 
-May import: passhat._errors only (the first stage of the data's path).
+May import: passhat.common._errors only (the first stage of the data's path).
 Exports: Task, load_task, load_tasks, describe_schema_error, export_source, source_tree, task_test_patch.
 """
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import yaml
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 
 Language = Literal["python", "node"]
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*\Z")

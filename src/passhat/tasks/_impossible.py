@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 from passhat.tasks._load import Task
 
 PROMPT_LINE = (

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import yaml
 
-from passhat._errors import TaskError, yaml_position
+from passhat.common._errors import TaskError, yaml_position
 
 Tier = Literal["simple", "medium", "complex", "very-complex"]
 Expect = Literal["possible", "impossible"]

@@ -21,8 +21,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from passhat._errors import TaskError
-from passhat._lock import locked
+from passhat.common._errors import TaskError
+from passhat.common._lock import locked
 from passhat.tasks._load import Task
 
 CLONE_TIMEOUT_S = 1800.0  # clone or fetch of the whole repository

@@ -3,7 +3,7 @@
 The provider's edge is _provider.py (call_api: parse once, budget guard, here or on Ray); the pipeline of one
 trial is stages/ (its docstring draws it); the mechanics each stage calls are this folder's modules.
 
-May import: passhat._errors, passhat.tasks.
+May import: passhat.common._errors, passhat.tasks.
 Exports: call_api (the Promptfoo provider), TrialOutcome (base + patch, what graders read). Each loads on first
 use: a grader that reads a TrialOutcome does not import the provider.
 """

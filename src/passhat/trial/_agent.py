@@ -272,7 +272,7 @@ def run_agent(
                 return
 
     async def watch_upstream() -> None:
-        """The proxy gave up on the upstream (passhat/_endpoint.py): end the session now, not after the CLI's
+        """The proxy gave up on the upstream (passhat/common/_endpoint.py): end the session now, not after the CLI's
         retries."""
         witness = jail.witness if jail is not None else None
         while witness is not None and not witness.ended.is_set():

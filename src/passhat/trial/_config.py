@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Literal, cast
 from urllib.parse import urlsplit
 
-from passhat._budget import BUDGET_KEY, budget_of
-from passhat._errors import PasshatError
 from passhat.cluster import EXECUTOR_KEYS, Executor, parse_executor
+from passhat.common._budget import BUDGET_KEY, budget_of
+from passhat.common._errors import PasshatError
 from passhat.trial._isolation import ISOLATIONS, Isolation
 from passhat.trial._limits import Limits
 from passhat.trial._proxy import CREDENTIAL_VARS, DEFAULT_API, URL_VARS
@@ -327,7 +327,7 @@ def parse_config(raw: dict) -> ProviderConfig:
     def path(key: str, default: str) -> Path:
         return (base_path / cast(str, raw.get(key, default))).resolve()  # a str: checked against _FIELDS above
 
-    budget_of(raw, {})  # budget_usd: the guard (passhat._budget) reads it per trial
+    budget_of(raw, {})  # budget_usd: the guard (passhat.common._budget) reads it per trial
     mode = raw.get("permission_mode", "bypassPermissions")
     if mode not in _PERMISSION_MODES:
         raise _bad("permission_mode", mode, f"use one of {', '.join(_PERMISSION_MODES)}")
@@ -386,12 +386,12 @@ def model_endpoint(config: ProviderConfig, task_id: str, trial: int) -> dict[str
     credential named in `auth:`, or real Claude on explicit opt-in (PASSHAT_REAL_CLAUDE=1 + ANTHROPIC_API_KEY).
 
     The scripted model's URL carries the server's secret (http://passhat:<secret>@127.0.0.1:PORT); the CLI gets
-    only this trial's route and token, never the secret (see passhat/_fake_route.py). With `auth:` as well, the
+    only this trial's route and token, never the secret (see passhat/common/_fake_route.py). With `auth:` as well, the
     CLI speaks the API of the real job (Bedrock, Vertex, OAuth-style requests) to the scripted model, with a
     placeholder credential: the named variable is not read.
     """
     if config.fake_model_url:
-        from passhat._fake_route import route_url
+        from passhat.common._fake_route import route_url
 
         try:
             url = route_url(config.fake_model_url, task_id, trial, config.fake_script)

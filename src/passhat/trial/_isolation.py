@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from passhat._endpoint import Endpoint
-from passhat._errors import PasshatError
+from passhat.common._endpoint import Endpoint
+from passhat.common._errors import PasshatError
 from passhat.trial._limits import Cgroups, Limits, chown_tree, make_cgroups
 from passhat.trial._proxy import ModelProxy, Witness, inside_variables, model_proxy
 from passhat.trial.spend import Spend, api_of
@@ -370,7 +370,7 @@ def open_jail(
     holds a placeholder key. Returns the jail, the proxy (`stop()` it after the run: that removes its folder)
     and the CLI's environment. The proxy caps the trial's spend (`limits.model_*`) and admits only requests
     shaped like the CLI's, for `model` (the provider's `model:`; None: the model of the first request). `check` is
-    how the proxy probes the endpoint itself (see passhat/_endpoint.py)."""
+    how the proxy probes the endpoint itself (see passhat/common/_endpoint.py)."""
     workdir, home, tmp = (sandbox / name for name in ("work", "home", "tmp"))
     run = Path(tempfile.mkdtemp(prefix="passhat-run-"))  # short: a unix socket path has at most 107 bytes
     proxy = model_proxy(run / "model.sock", endpoint, network, check)

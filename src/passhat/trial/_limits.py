@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from passhat._errors import PasshatError, SandboxError
+from passhat.common._errors import PasshatError, SandboxError
 
 _MB = 1024 * 1024
 _DECIMAL = ("model_usd",)  # limits that take a fraction

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from passhat._errors import PasshatError, SandboxError
+from passhat.common._errors import PasshatError, SandboxError
 
 if TYPE_CHECKING:
     from claude_agent_sdk import ResultMessage
@@ -131,7 +131,7 @@ def materialize_cached(base: Base, patch: bytes, cache_root: Path, name: str) ->
     Every assertion of one trial runs in its own Promptfoo process; they share this tree.
     A patch that does not apply raises SandboxError, every time, with the same reason.
     """
-    from passhat._lock import locked
+    from passhat.common._lock import locked
 
     digest = hashlib.sha256(patch).hexdigest()[:16]
     path = cache_root / "outcomes" / f"{name}-{base.commit[:12]}-{digest}"

@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 
-from passhat._errors import SandboxError
+from passhat.common._errors import SandboxError
 
 GIT_TIMEOUT_S = 60
 _ESCAPES = {ord(k): v for k, v in zip('abtnvfr"\\', b'\a\b\t\n\v\f\r"\\', strict=True)}

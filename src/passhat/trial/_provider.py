@@ -2,7 +2,7 @@
 
 promptfooconfig.yaml:  providers: [{id: file://providers/claude_code.py, config: {...}}]
 Each call: `options` and `context` parsed once into a Trial (stages/_trial.py: the only reader of the raw dicts),
-then the budget guard (passhat._budget), then the trial here (stages/: base → sandbox → jail → agent → outcome)
+then the budget guard (passhat.common._budget), then the trial here (stages/: base → sandbox → jail → agent → outcome)
 or, with `executor: ray`, on a cluster node (passhat.cluster ships the raw config; the node parses it again with
 the same parse_trial). An infrastructure failure returns Promptfoo's `error`, never a failed output.
 """
@@ -14,8 +14,8 @@ import sys
 import traceback
 from collections.abc import Mapping
 
-from passhat._budget import Ledger
-from passhat._errors import PasshatError
+from passhat.common._budget import Ledger
+from passhat.common._errors import PasshatError
 from passhat.trial.stages._trial import Trial, model_check, parse_trial
 
 __all__ = ["NOT_RETRYABLE", "OFFSET_ENV", "call_api", "model_check", "on_node", "repeat_offset"]
@@ -64,7 +64,7 @@ def _run(trial: Trial) -> dict:
 
 
 def _guarded(trial: Trial) -> dict:
-    """The trial behind the budget guard (passhat._budget) when a budget is set."""
+    """The trial behind the budget guard (passhat.common._budget) when a budget is set."""
     if trial.budget is None:
         return _run(trial)
     ledger = Ledger(trial.config.state_dir, trial.eval_id)

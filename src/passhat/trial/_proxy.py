@@ -29,8 +29,8 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from passhat._endpoint import REFUSED_IN_A_ROW, Endpoint, Probe, is_auth, is_refusal, label, probe
-from passhat._fake_route import SCRIPTED
+from passhat.common._endpoint import REFUSED_IN_A_ROW, Endpoint, Probe, is_auth, is_refusal, label, probe
+from passhat.common._fake_route import SCRIPTED
 from passhat.trial._inside import _pipe  # one relay loop, shared with the in-sandbox forwarder
 from passhat.trial.spend import FAILED_WORDS, Reading, Spend, accepted
 
@@ -57,7 +57,7 @@ class Witness:
     """What the proxy saw of the model API during one trial: each request's path and outcome ("200", "529",
     "unreachable: ...", and for a 2xx reply how it ended: "overloaded: ...", "upstream error: ...", "cut: ...",
     "unreadable: ...", see trial/spend/_reading.py), None while it waits for the upstream; and whether it gave up
-    on the upstream (`gave_up`, `ended`): REFUSED_IN_A_ROW refusals in a row (see passhat/_endpoint.py), or a
+    on the upstream (`gave_up`, `ended`): REFUSED_IN_A_ROW refusals in a row (see passhat/common/_endpoint.py), or a
     reply it could not read (`unreadable`)."""
 
     requests: list[tuple[float, str, str | None]] = field(default_factory=list)  # (start, path, outcome)

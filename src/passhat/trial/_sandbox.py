@@ -26,8 +26,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from passhat._errors import SandboxError
-from passhat._lock import locked
+from passhat.common._errors import SandboxError
+from passhat.common._lock import locked
 from passhat.tasks._load import Task
 from passhat.tasks._source import export_source
 from passhat.trial._git import (

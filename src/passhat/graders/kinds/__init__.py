@@ -1,6 +1,6 @@
 """Grader kinds: one module per grader `type` of task.yaml, found here by name — the one list of them.
 
-May import: passhat._errors, passhat.graders' private modules, tasks, trial, judge (a judge kind's functions).
+May import: passhat.common._errors, passhat.graders' private modules, tasks, trial, judge (a judge kind's functions).
 Exports: GraderKind, grader_kinds, kind_of.
 
 A kind module (its file name is the type with `-` as `_`; a name starting with `_` is not a kind) holds the

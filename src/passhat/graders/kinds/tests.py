@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from passhat._errors import GradingInfraError, SandboxError
+from passhat.common._errors import GradingInfraError, SandboxError
 from passhat.graders._common import Grade
 from passhat.graders._tests import CLEAN_RUN, grade_here
 from passhat.graders.kinds import GraderKind

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from passhat._lock import locked
+from passhat.common._lock import locked
 from passhat.graders.runner._verdict import Capability, Integrity
 
 RULE = "runner-capability"

@@ -1,6 +1,6 @@
 """The integrity scan: the known shapes of gaming the tests, found in a trial's added or changed non-test code.
 
-May import: passhat._errors, passhat.graders' private modules (globs), trial (the outcome, safe reads, git).
+May import: passhat.common._errors, passhat.graders' private modules (globs), trial (the outcome, safe reads, git).
 Exports: Finding, RULES, scan_outcome, scan_source, assertion_literals, Literal.
 
 Python files are read with `ast` (the post-patch file, each finding mapped to the lines the patch added or

@@ -1,6 +1,6 @@
 """A team's own graders (`type: python`): a function in the team's repository, graded on the outcome's view.
 
-May import: passhat._errors, graders._common, graders.view, trial (the outcome).
+May import: passhat.common._errors, graders._common, graders.view, trial (the outcome).
 Exports: find_file, read_module, check_settings, run_team_grader, DEFAULT_FUNCTION, DEFAULT_TIMEOUT_S.
 
 The file is found and read (parsed, never run) once, when the task loads (graders.team._module); it runs in a

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from passhat._errors import TaskError
+from passhat.common._errors import TaskError
 
 DEFAULT_FUNCTION = "grade"
 SETTINGS_NAME = "SETTINGS"

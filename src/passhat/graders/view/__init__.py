@@ -1,7 +1,7 @@
 """The view of a trial's outcome that every grader gets: read-only, pathless, links out of the tree never
 followed (passhat's kinds and a team's `type: python` graders alike).
 
-May import: passhat._errors, trial (the outcome, trial._paths' reads, the patch's paths), graders._run (the
+May import: passhat.common._errors, trial (the outcome, trial._paths' reads, the patch's paths), graders._run (the
 confined command).
 Exports: OutcomeView, Tree, Record, ToolCall, Ran, Entry, UnsafePathError, view_of, outcome_of.
 

@@ -2,7 +2,7 @@
 cleans up on exit, so run_trial (_run.py) reads top to bottom:
 
     call_api (../_provider.py)   options + context ──parse_trial──▶ Trial (_trial.py: frozen, read by name)
-      │                          budget guard (passhat._budget); `executor: ray` ships the raw config to a node,
+      │                          budget guard (passhat.common._budget); `executor: ray` ships the raw config to a node,
       │                          which parses it again with parse_trial (passhat.cluster)
       ▼
     run_trial (_run.py)
@@ -16,7 +16,7 @@ cleans up on exit, so run_trial (_run.py) reads top to bottom:
 The mechanics stay in trial/'s modules (_sandbox, _isolation, _proxy, _agent, _outcome); a stage only calls them.
 Importing this package is cheap: run_trial (and with it the Agent SDK) loads on first use.
 
-May import: passhat._errors, passhat._budget, passhat._endpoint, passhat._fake_route, passhat.tasks,
+May import: passhat.common._errors, passhat.common._budget, passhat.common._endpoint, passhat.common._fake_route, passhat.tasks,
 passhat.cluster, passhat.trial's modules.
 Exports: run_trial, Trial, parse_trial, model_check.
 """

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from types import TracebackType
 
-from passhat._endpoint import EndpointHealth
+from passhat.common._endpoint import EndpointHealth
 from passhat.trial._agent import bundled_cli, cli_environment
 from passhat.trial._isolation import Confinement, Jail, open_jail
 from passhat.trial._proxy import ModelProxy

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from passhat._errors import SandboxError
+from passhat.common._errors import SandboxError
 from passhat.trial._agent import run_agent
 from passhat.trial._isolation import confinement, warn_if_unconfined
 from passhat.trial.stages._jail import EndpointRefusedError, JailStage

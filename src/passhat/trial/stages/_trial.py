@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from passhat._budget import budget_of
-from passhat._endpoint import CHECK_PATH, Endpoint
-from passhat._errors import PasshatError
-from passhat._fake_route import route_url
+from passhat.common._budget import budget_of
+from passhat.common._endpoint import CHECK_PATH, Endpoint
+from passhat.common._errors import PasshatError
+from passhat.common._fake_route import route_url
 from passhat.tasks._load import Task, load_task
 from passhat.trial._config import FAKE_MODEL_ENV, ProviderConfig, model_endpoint, parse_config
 from passhat.trial._limits import Limits
@@ -31,7 +31,7 @@ class Trial:
     repeat: int  # Promptfoo's repeatIndex (plus $PASSHAT_REPEAT_OFFSET)
     eval_id: str  # Promptfoo's evaluationId, or "adhoc"
     limits: Limits  # the provider config's, the task's own `limits:` over them
-    budget: float | None  # the eval's budget (passhat._budget's guard); None: no guard
+    budget: float | None  # the eval's budget (passhat.common._budget's guard); None: no guard
     raw: Mapping[str, object] = field(repr=False, default_factory=dict)  # as given: what a Ray node re-parses
     context: Mapping[str, object] = field(repr=False, default_factory=dict)
 
@@ -98,7 +98,7 @@ def model_variables(trial: Trial) -> dict[str, str]:
 
 
 def model_check(config: ProviderConfig, endpoint: Mapping[str, str], task_id: str, trial: int) -> Endpoint:
-    """How passhat probes a trial's model endpoint itself (passhat/_endpoint.py), and the fix to give when it
+    """How passhat probes a trial's model endpoint itself (passhat/common/_endpoint.py), and the fix to give when it
     refuses the credential: the variable that holds it, or the scripted model's secret."""
     if config.fake_model_url:  # its own route: a 403 there means the URL's secret is not the server's
         fix = ("the scripted model refuses a token its secret did not make (restarted with another secret?): start "

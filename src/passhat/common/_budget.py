@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from passhat._errors import PasshatError
+from passhat.common._errors import PasshatError
 
 BUDGET_KEY = "budget_usd"
 BUDGET_ENV = "PASSHAT_BUDGET_USD"
