@@ -3,8 +3,8 @@ $GITHUB_STEP_SUMMARY: every section real Markdown) and CSV. Only layout: the fig
 
 Text, from the top: where the figures come from, the verdict per task, the per-task table, the summary in
 words, the LLM judge's table. The compact table keeps n, passes, errors, pass@1 and its interval, pass^k, flaky,
-$/success and +runs; names are cut in the middle (…) and, if that is not enough, columns left out, until it
-fits WIDTH (the note under the table says which).
+$/success and +trials; past WIDTH the pass^k columns beside the verdict's go first, then names are cut in the middle
+(…), then more columns are left out, until it fits (the note under the table says which).
 """
 
 from __future__ import annotations
@@ -97,13 +97,19 @@ def compact(data: dict[str, Any], highlight: int | None) -> tuple[list[str], lis
     def table() -> tuple[list[str], list[list[str]]]:
         return [head[i] for i in keep], [[row[i] for i in keep] for row in rows]
 
+    # A task's name is how a reader finds its row: the pass^k columns beside the verdict's go before names are cut.
+    hats = [i for i in keep if head[i].startswith("pass^") and head[i].rstrip("*") != f"pass^{verdict_k}"]
+    hats = hats[len(hats) // 2 :] + hats[: len(hats) // 2]
+    while _width(*table()) > WIDTH and hats:
+        gone = hats.pop(0)
+        keep.remove(gone)
+        left_out.append(head[gone])
     names = [i for i in keep if head[i] in ("task", "provider")]
     while _width(*table()) > WIDTH and any(max(len(r[i]) for r in rows) > MIN_NAME for i in names):
         widest = max(names, key=lambda i: max(len(r[i]) for r in rows))
         size = max(MIN_NAME, max(len(r[widest]) for r in rows) - 1)
         rows = [[cut(cell, size) if i == widest else cell for i, cell in enumerate(row)] for row in rows]
-    hats = [i for i in keep if head[i].startswith("pass^") and head[i].rstrip("*") != f"pass^{verdict_k}"]
-    droppable = hats[len(hats) // 2 :] + hats[: len(hats) // 2] + [i for n in DROP_ORDER for i in keep if head[i] == n]
+    droppable = [i for n in DROP_ORDER for i in keep if head[i] == n]
     while _width(*table()) > WIDTH and droppable:
         gone = droppable.pop(0)
         keep.remove(gone)
