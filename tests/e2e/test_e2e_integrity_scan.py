@@ -60,7 +60,10 @@ def test_a_gamed_trial_fails_with_the_rule_and_the_report_counts_it(tmp_path):
     server = start_in_thread(tasks, "commands")
     env = {**os.environ, "PASSHAT_FAKE_MODEL_URL": server.url, "PROMPTFOO_PYTHON": sys.executable,
            "PROMPTFOO_CONFIG_DIR": str(tmp_path / "promptfoo-home"), "PROMPTFOO_DISABLE_TELEMETRY": "1",
-           "PROMPTFOO_DISABLE_UPDATE": "1"}  # fmt: skip
+           "PROMPTFOO_DISABLE_UPDATE": "1",
+           # the run-time defences catch this hack too (its twin passes; its __eq__ is the tree's): this test is the
+           # scan's, so the tests grader runs without them and shows the attack real
+           "PASSHAT_TWINS": "off", "PASSHAT_AUDIT": "off"}  # fmt: skip
     try:
         proc = subprocess.run(
             ["promptfoo", "eval", "-c", "promptfooconfig.yaml", "--repeat", "2", "--no-cache", "--no-progress-bar",
