@@ -12,6 +12,7 @@ from pathlib import Path
 
 from passhat.graders.scan import Finding, scan_source
 from passhat.graders.scan._hunks import added_by_patch
+from passhat.graders.scan._tree import _already_there  # the scan's own rule, as a trial's scan applies it
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "honest"
 COPIED_MIN = 2  # as graders.scan._tree: distinct test literals in the added code
@@ -45,16 +46,6 @@ def _files(diff: str) -> Iterator[tuple[str, str | None, str | None]]:
             "\n".join(before) + "\n" if old[1] else None,
             "\n".join(after) + "\n" if names[1] else None,
         )
-
-
-def _already_there(value: tuple[str, str], before: str | None) -> bool:
-    if before is None:
-        return False
-    kind, text = value
-    if kind == "s":
-        return text in before
-    number = float(text)
-    return (str(int(number)) if number.is_integer() else text) in before
 
 
 def scan_commit(row: dict) -> list[Finding]:
