@@ -16,7 +16,7 @@ from passhat.report._plots import esc, figure
 from passhat.report._tables import JUDGE_TITLE, columns, judge_rows
 from passhat.report._words import ESTIMATORS_NOTE, ORDER, SCRIPTED_MARK, estimate_text, suite_interval, verdict_parts
 
-MORE = ("unsc", "clean", "mean s", "p90 s", "turns", "mean $", "+trials", "flaky")  # the second table, with pass@k for k > 1
+MORE = ("unsc", "clean", "mean s", "p90 s", "turns", "mean $", "+trials", "flaky")  # 2nd table; pass@k, k > 1 too
 # (+trials there: the verdict table above says it in words; flaky there: 0 < pass < n, in the main table already)
 SCRIPTED_TITLE = "scripted model (passhat fake-model): made-up tokens priced as if real, not money spent"
 
@@ -63,8 +63,9 @@ def _cell(task: dict[str, Any], head: str, text: str, highlight: int | None) -> 
 
 
 def task_tables(data: dict[str, Any], highlight: int | None) -> str:
-    """The per-task figures: the main table (what decides: n, passes, pass@1 and its interval, pass^k, the verdict, cost per
-    success) and a second one with the rest (+trials, flaky among them); each row opens with the task's name."""
+    """The per-task figures: the main table (what decides: n, passes, pass@1 and its interval, pass^k, the
+    verdict, cost per success) and a second one with the rest (+trials and flaky among them); each row opens with
+    the task's name."""
     head, rows, _ = columns(data, highlight)
     tasks = data["tasks"]
     several = len(data["suite"]["providers"]) > 1
