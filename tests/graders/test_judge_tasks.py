@@ -166,7 +166,7 @@ def test_promptfoo_eval_carries_the_judges_scores_and_the_unscored_flag(fake_mod
         assert unscored_by_judge(row)  # every other assertion passed: the row is unscored, not failed
     report = subprocess.run(["passhat", "report", "results.json", "--k", "1", "--format", "json"], cwd=tmp_path,
                             capture_output=True, text=True, env=env)  # fmt: skip
-    assert report.returncode == 0, report.stderr
+    assert report.returncode == 1 and "measured nothing" in report.stderr, report.stderr  # every row unscored
     noise = subprocess.run(["passhat", "judge-noise", "results.json", "--times", "2"], cwd=tmp_path, capture_output=True,
                            text=True, env=env)  # fmt: skip
     assert noise.returncode == 0 and "pass verdicts agree on 2/2 trials (1.00)" in noise.stdout, noise.stderr
