@@ -96,13 +96,15 @@ def _tests_graders(task) -> list[tuple[int, dict]]:
     return [(index, dict(g)) for index, g in enumerate(task.graders) if g["type"] == "tests"]
 
 
+_TWINS = re.compile(r"Twins: \d+ of \d+")
 _CANARY = re.compile(r"\b(?:test_)?[0-9a-f]{8,12}\b|\b\d{6,7}\b")
 
 
 def _verdict(grade) -> tuple:
     """What must be identical: pass, score, the verdict lines (FAIL_TO_PASS / PASS_TO_PASS, each failing test)."""
     head, _, _ = grade.reason.partition("Output tail:\n")
-    return grade.passed, grade.score, head
+    # a twin's wrong value is drawn fresh per run: one of a test that fails anyway may happen to pass (no verdict)
+    return grade.passed, grade.score, _TWINS.sub("Twins: K of N", head)
 
 
 def _output(grade) -> list[str]:
