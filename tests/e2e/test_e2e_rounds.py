@@ -150,6 +150,10 @@ def test_ctrl_c_between_rounds_then_resume_runs_the_next_round_once(
     assert sorted(r["response"]["metadata"]["repeat_index"] for r in rows) == [0, 1, 2, 3]
     (task,) = _report(capsys, out / "results.json")["tasks"]
     assert (task["n"], task["passes"]) == (4, 4)
+    # round 2's own file (what its afterAll reports): repeats 2-3, none of 0-1 missing, its header says 2 repeats
+    second = _report(capsys, out / "round-02.json")
+    assert [(t["n"], t["missing_repeats"]) for t in second["tasks"]] == [(2, [])]
+    assert (second["provenance"]["repeats_seen"], second["provenance"]["first_repeat"]) == (2, 2)
 
 
 def test_budget_usd_refuses_the_trials_that_would_cross_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -30,6 +30,22 @@ def test_doubled_and_missing_repeats_are_named_with_the_fix(tmp_path, capsys):
     ) in out  # the real --repeat (here the largest repeat seen + 1: the file has no eval options), not a literal N
 
 
+def test_a_round_from_an_offset_misses_no_repeat_and_its_header_says_its_trials(tmp_path, capsys):
+    """Round 2 of `passhat eval --until-decided` runs repeats 5-9 (the provider adds the round's offset): none of
+    0-4 is missing, its header counts 5 repeats, not 10; a gap inside the span is still named."""
+    rows = [passhat_row(t, "pass", turns=1, repeat=r) for t in ("a", "b") for r in range(5, 10) if (t, r) != ("b", 7)]
+    path = write_results(tmp_path / "round-02.json", rows)
+    data = report_json(capsys, path)
+    assert {t["task"]: t["missing_repeats"] for t in data["tasks"]} == {"a": [], "b": [7]}
+    assert (data["provenance"]["repeats_seen"], data["provenance"]["first_repeat"]) == (5, 5)
+    assert main(["report", str(path), "--k", "1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "; 5 repeats (5–9);" in out, out[:300]
+    assert "WARNING: b is missing repeat(s) 7:" in out and "missing repeat(s) 0" not in out
+    assert main(["report", str(path), "--k", "1", "--format", "html"]) == 0
+    assert ">5 repeats (5–9)</dd>" in capsys.readouterr().out
+
+
 def test_a_complete_run_has_no_warning(tmp_path, capsys):
     path = write_results(tmp_path / "r.json", [passhat_row("t", "pass", turns=1, repeat=r) for r in range(4)])
     assert main(["report", str(path), "--k", "1"]) == 0

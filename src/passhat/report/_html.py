@@ -31,6 +31,7 @@ from passhat.report._plots import (
     pass_hat_panel,
     pass_rate_chart,
 )
+from passhat.report._tables import repeats_words
 from passhat.report._words import INTERVAL_WORDS
 from passhat.report.cheats import cheat_html
 
@@ -158,7 +159,9 @@ def _provenance(p: dict[str, Any]) -> str:
         if value in (None, [], "", False):
             continue
         text = (
-            ", ".join(value)
+            repeats_words(p) or str(value)
+            if key == "repeats_seen"
+            else ", ".join(value)
             if isinstance(value, list)
             else "yes: not real Claude, not real money"
             if value is True

@@ -119,6 +119,12 @@ def _suite_data(
     }  # fmt: skip
 
 
+def _first_repeat(summaries: Sequence[TaskSummary]) -> dict[str, int]:
+    """`first_repeat` for the provenance when the rows start past repeat 0 (a round's offset), else nothing."""
+    first = min((s.first_repeat for s in summaries), default=0)
+    return {"first_repeat": first} if first else {}
+
+
 def report_data(
     summaries: Sequence[TaskSummary],
     suites: Sequence[ProviderSuite],
@@ -147,6 +153,7 @@ def report_data(
         models = sorted({m for s in summaries for m in s.models})
         ran = {pair for s in summaries for pair in s.ran}
         origin = provenance({}, "-", models, max(seen) if seen else None, any(s.scripted for s in summaries), ran)
+        origin |= _first_repeat(summaries)
     return {
         "provenance": origin,
         "ks": list(ks),
@@ -264,6 +271,7 @@ def run_report(
     scripted = any(s.scripted for s in summaries)
     ran = {pair for s in summaries for pair in s.ran}
     origin = provenance(wrapper, source or str(path), models, max(seen) if seen else None, scripted, ran)
+    origin |= _first_repeat([*summaries, *impossible])
     data = report_data(
         summaries, suites, ks, unattended_runs=unattended_runs, ci_width=ci_width, resamples=resamples,
         seed=seed, gates=results, verdict_k=verdict_k, safe_at=safe_at, origin=origin, impossible=impossible,

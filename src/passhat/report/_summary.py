@@ -9,6 +9,10 @@ shown, never turned into failures, with their commonest reasons.
 Cost: only trials whose cost is known count (`Trial.cost_usd` is None otherwise, e.g. Promptfoo's $0 on an
 error row): mean $ = their mean, over every trial, infra errors too (they were paid for); $/success = the
 cost of the scored trials with a known cost / the passes among those same trials.
+
+Repeats: a file's trials are repeats `first..last` of their tasks, `first` the smallest repeat index in the file
+(0, but a round of `passhat eval --until-decided` runs repeats from the offset where the last one ended): a
+repeat is missing when it lies in that span and no row has it, and `repeats_seen` counts the span.
 """
 
 from __future__ import annotations
@@ -59,14 +63,15 @@ class TaskSummary:
     unscored: int = 0  # judge could not be read: outside n, like errors, but shown apart
     judged: int = 0  # rows an LLM judge graded (the report then adds the judge's table)
     duplicate_repeats: tuple[int, ...] = ()  # repeat indexes seen more than once (a merge or resume gone wrong)
-    missing_repeats: tuple[int, ...] = ()  # gaps in 0..max repeat index (e.g. --retry-errors without --repeat)
+    missing_repeats: tuple[int, ...] = ()  # gaps in first..max repeat index (e.g. --retry-errors without --repeat)
     interrupted_repeats: tuple[int | None, ...] = ()  # per call cut off by Ctrl+C: its repeat (None: unknown)
     infra_error_reasons: tuple[tuple[str, int], ...] = ()  # commonest first: (first line of the error, count)
     cost_known: int = 0  # trials (infra errors too) whose cost is known
     scripted: int = 0  # trials run against the scripted model: their dollars are not real
     models: tuple[str, ...] = ()  # metadata model of the trials
     ran: tuple[tuple[str, str], ...] = ()  # what ran, sorted: ("model" | "claude_code" | "agent_sdk", id or version)
-    repeats_seen: int | None = None  # 1 + the largest repeat index
+    repeats_seen: int | None = None  # 1 + the largest repeat index - first_repeat
+    first_repeat: int = 0  # the file's smallest repeat index (a round's offset, else 0)
     named_scores: tuple[tuple[str, float], ...] = ()  # (grader or criterion, mean named score over the scored trials)
     impossible: bool = False  # an impossible twin's trials (expect: impossible): its passes are cheats
     gamed: int = 0  # scored trials a grader caught gaming the tests, whether or not they passed
@@ -197,10 +202,15 @@ class _Group:
             if type(value) in (int, float) and math.isfinite(value):
                 self.named.setdefault(str(name), []).append(float(value))
 
-    def summary(self, ks: Sequence[int], ci_width: float) -> TaskSummary:
+    def seen(self) -> list[int]:
+        """The repeat indices of its rows (a cut-off repeat has a row), cut-off ones placed where known."""
+        return [*self.repeats, *(r for r in repeats_of(self.offsets, self.cut_off) if r is not None)]
+
+    def summary(self, ks: Sequence[int], ci_width: float, first: int = 0) -> TaskSummary:
+        """Its figures; `first` is the file's first repeat index (see the module)."""
         n, c = self.n, self.passes
         cut_off = repeats_of(self.offsets, self.cut_off)
-        repeats = [*self.repeats, *(r for r in cut_off if r is not None)]  # a cut-off repeat has a row: not missing
+        repeats = self.seen()
         return TaskSummary(
             task=self.task,
             provider=self.provider,
@@ -224,14 +234,15 @@ class _Group:
             unscored=self.unscored,
             judged=self.judged,
             duplicate_repeats=tuple(sorted(r for r, seen in Counter(repeats).items() if seen > 1)),
-            missing_repeats=tuple(sorted(set(range(max(repeats) + 1)) - set(repeats))) if repeats else (),
+            missing_repeats=tuple(sorted(set(range(first, max(repeats) + 1)) - set(repeats))) if repeats else (),
             interrupted_repeats=cut_off,
             infra_error_reasons=tuple(sorted(self.reasons.items(), key=lambda item: (-item[1], item[0]))),
             cost_known=len(self.costs),
             scripted=self.scripted,
             models=tuple(sorted(self.models)),
             ran=tuple(sorted(self.ran)),
-            repeats_seen=max(repeats) + 1 if repeats else None,
+            repeats_seen=max(repeats) + 1 - first if repeats else None,
+            first_repeat=first,
             named_scores=tuple((name, math.fsum(v) / len(v)) for name, v in sorted(self.named.items())),
             impossible=self.impossible,
             gamed=self.gamed,
@@ -290,7 +301,8 @@ def merge(first: Groups, second: Groups) -> Groups:
 
 def finish(groups: Groups, ks: Sequence[int], ci_width: float = 0.2) -> list[TaskSummary]:
     """One TaskSummary per (task, provider), sorted by task then provider."""
-    return [groups[key].summary(ks, ci_width) for key in sorted(groups)]
+    first = min((r for group in groups.values() for r in group.seen()), default=0)
+    return [groups[key].summary(ks, ci_width, first) for key in sorted(groups)]
 
 
 def summarize(trials: Iterable[Trial], ks: Sequence[int], ci_width: float = 0.2) -> list[TaskSummary]:

@@ -133,11 +133,17 @@ def ran_words(p: dict[str, Any]) -> list[str]:
             *([f"Claude Code {', '.join(cli)}"] if cli else []), *([f"Agent SDK {', '.join(sdk)}"] if sdk else [])]  # fmt: skip
 
 
+def repeats_words(p: dict[str, Any]) -> str | None:
+    """How many repeats the rows span: "10 repeats", or from a round's offset on "5 repeats (5-9)"."""
+    n, first = p.get("repeats_seen"), p.get("first_repeat") or 0
+    return None if not n else f"{n} repeats ({first}–{first + n - 1})" if first else f"{n} repeats"
+
+
 def provenance_line(p: dict[str, Any]) -> str:
     """Where the figures come from, in one sentence."""
     parts = [f"eval {p['eval_id']}" if p["eval_id"] else None, p["date"],
              f"promptfoo {p['promptfoo_version']}" if p["promptfoo_version"] else None,
-             f"--repeat {p['repeat']}" if p["repeat"] else (f"{p['repeats_seen']} repeats" if p["repeats_seen"] else None),
+             f"--repeat {p['repeat']}" if p["repeat"] else repeats_words(p),
              *ran_words(p),
              "the scripted model (passhat fake-model), not real Claude" if p.get("scripted_model") else None,
              f"{len(p['rounds'])} rounds of passhat eval --until-decided" if p.get("rounds") else None]  # fmt: skip
