@@ -57,6 +57,22 @@ def test_after_all_prints_what_passhat_report_prints(tmp_path, monkeypatch, capf
     assert shown.strip() in out + err  # written where promptfoo's user reads it (here: this process's stdout)
 
 
+def test_an_eval_of_infra_errors_only_ends_saying_it_measured_nothing(monkeypatch, capfd):
+    """Every trial an infra error: the afterAll block ends saying it measured nothing, and why (promptfoo prints
+    "✓ Eval complete" after it, with an exit code the hook cannot set: `passhat report` exits 1, said there)."""
+    for name in ("PASSHAT_REPORT", "PASSHAT_HISTORY"):
+        monkeypatch.delenv(name, raising=False)
+    context = context_of(GOLDEN)
+    for row in context["results"]:
+        row |= {"failureReason": 2, "success": False, "error": "API Error: 403 forbidden"}
+    shown = after_all(context, pid=os.getpid())
+    last = [line for line in shown.splitlines() if line.strip()][-2:]
+    assert last[0].startswith("passhat: measured nothing: none of the ") and "API Error: 403 forbidden" in last[0]
+    assert "exit code is not passhat's to set" in last[1] and "`passhat report`" in last[1] and "exits 1" in last[1]
+    assert "measured nothing" not in after_all(context_of(GOLDEN), pid=os.getpid())  # one scored trial: it did
+    capfd.readouterr()
+
+
 def test_after_all_writes_the_reports_and_the_history_it_is_asked_for(tmp_path, monkeypatch, capfd):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PASSHAT_REPORT", "out/report.html,report.md")

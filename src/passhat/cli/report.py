@@ -12,7 +12,7 @@ import io
 import sys
 
 from passhat.cli import k_list, open_fraction, whole_number
-from passhat.report._report import REPORT_FORMATS, run_report, write_atomic
+from passhat.report._report import REPORT_FORMATS, measured_nothing, run_report, write_atomic
 from passhat.report._words import SAFE_AT
 from passhat.stats._bootstrap import MAX_RESAMPLES, MIN_RESAMPLES
 from passhat.stats._suite import SEED
@@ -83,23 +83,3 @@ def run(args: argparse.Namespace) -> int:
         print(f"passhat: {nothing}", file=sys.stderr)
         return max(code, 1)
     return code
-
-
-def measured_nothing(results: str) -> str | None:
-    """Why the eval in `results` measured nothing (no trial passed or failed), or None when some trial did."""
-    from collections import Counter
-
-    from passhat.results import iter_trials
-
-    reasons: Counter[str] = Counter()
-    total = 0
-    for trial in iter_trials(results):
-        total += 1
-        if not (trial.infra_error or trial.unscored):
-            return None
-        reasons[(trial.error or "a judge that could not be read").splitlines()[0][:200]] += 1
-    if not total:
-        return None
-    (reason, count), *_ = reasons.most_common(1)
-    return (f"measured nothing: none of the {total} trial(s) passed or failed, every one an infra error or unscored "
-            f"({count} of them: {reason}); no figure here is a measurement; fix that, then run the eval again (exit 1)")  # fmt: skip

@@ -8,7 +8,10 @@ history: `PASSHAT_REPORT=report.html,report.md` and `PASSHAT_HISTORY=.passhat/hi
 else `metadata: {passhat: {report: [report.html], history: .passhat/history.db}}` in promptfooconfig.yaml.
 
 It never fails the eval: promptfoo saves the eval only after afterAll returns, so a problem is one line in the
-output and the hook returns. The gates stay with `passhat report --gate` and its exit status.
+output and the hook returns. The gates stay with `passhat report --gate` and its exit status. An eval in which no
+trial passed or failed ends its block saying it measured nothing, and why: promptfoo ignores what afterAll returns
+and prints "✓ Eval complete" after it with its own exit code, which a Python hook cannot set; `passhat report`
+exits 1 on that eval.
 """
 
 from __future__ import annotations
@@ -26,11 +29,13 @@ from typing import Any
 
 from passhat.common._errors import PasshatError
 from passhat.extension._terminal import show
-from passhat.report._report import ReportFormat, run_report, write_atomic
+from passhat.report._report import ReportFormat, measured_nothing, run_report, write_atomic
 
 KS = (1, 3, 5, 10)  # `passhat report`'s default --k: the verdict's k is the largest
 FORMS: dict[str, ReportFormat] = {".html": "html", ".md": "md", ".json": "json", ".csv": "csv", ".txt": "table"}
 ERROR = 2  # promptfoo's failureReason of an error row
+NOTHING_EXIT = ("passhat: promptfoo's exit code is not passhat's to set (this hook cannot); `passhat report` of this "
+                "eval's -o file exits 1, gates or not.")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -136,6 +141,8 @@ def verdict_text(context: Mapping[str, Any], environ: Mapping[str, str], folder:
         with contextlib.redirect_stdout(drift):
             run_drift(path, db=wanted.history)
         parts += ["", drift.getvalue().rstrip("\n")]
+    if (nothing := measured_nothing(path)) is not None:  # last: what promptfoo prints next ("✓ Eval complete") is not
+        parts += ["", f"passhat: {nothing.removesuffix(' (exit 1)')}.", NOTHING_EXIT]
     return "\n".join(parts)
 
 

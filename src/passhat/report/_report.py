@@ -290,3 +290,23 @@ def run_report(
     for result in results:
         print(describe(result), file=err)
     return 1 if any(not r.passed for r in results) else 0
+
+
+def measured_nothing(results: str | Path) -> str | None:
+    """Why the eval in `results` measured nothing (no trial passed or failed), or None when some trial did."""
+    from collections import Counter
+
+    from passhat.results import iter_trials
+
+    reasons: Counter[str] = Counter()
+    total = 0
+    for trial in iter_trials(results):
+        total += 1
+        if not (trial.infra_error or trial.unscored):
+            return None
+        reasons[(trial.error or "a judge that could not be read").splitlines()[0][:200]] += 1
+    if not total:
+        return None
+    (reason, count), *_ = reasons.most_common(1)
+    return (f"measured nothing: none of the {total} trial(s) passed or failed, every one an infra error or unscored "
+            f"({count} of them: {reason}); no figure here is a measurement; fix that, then run the eval again (exit 1)")  # fmt: skip
