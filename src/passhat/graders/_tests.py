@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -241,7 +242,7 @@ def grade_here(outcome: TrialOutcome, config: dict) -> Grade:
         notes.append(
             f"The patch touched protected test files (restored from the base before running): {', '.join(touched)}."
         )
-    tail = f"Output tail:\n{run.output.strip()[-_TAIL_CHARS:]}"
+    tail = _tail(run, outcome.run.get("trial_dir"), str(config.get("name") or "tests"))
     code = run.code
     if code is None:
         return Grade(False, 0.0, "\n".join([*notes, f"`{command}` ran past {timeout_s:g} s and was killed.", tail]))
@@ -263,6 +264,54 @@ def grade_here(outcome: TrialOutcome, config: dict) -> Grade:
             code = found.code
     grade = _verdict(config, run, code, notes, tail, listed)
     return replace(grade, gamed=flagged) if flagged else grade
+
+
+CANARY_TEXT = "passhat canary"  # in every canary's failure message (graders.runner: pytest's and node's)
+_SECTION = re.compile(r"^_{3,} (?P<name>.+?) _{3,}$|^={3,}")  # pytest's per-failure section, its summary rules
+_NODE_FRAME = re.compile(r"^\s+at (?:async )?.*\(node:[\w/:.]+\)$")  # a stack frame inside Node itself: noise
+
+
+def without_canaries(output: str, names: frozenset[str]) -> tuple[str, int]:
+    """The runner's output less passhat's canary tests (named `names`, or saying CANARY_TEXT): each one's line,
+    the lines indented under it (its trace), pytest's failure section of it, node's `test at` line before it;
+    and how many of those went. A reader of the reason sees the task's tests only (and no frame inside Node)."""
+    lines, kept, dropped, skip = output.splitlines(), [], 0, None  # skip: the indent (or -1: a section) left out
+    for line in lines:
+        indent = len(line) - len(line.lstrip())
+        if skip is not None and (line.strip() == "" or indent > skip) and not _SECTION.match(line):
+            dropped += 1
+            continue
+        skip = None
+        if _NODE_FRAME.match(line):
+            continue
+        if any(name and name in line for name in names) or CANARY_TEXT in line:
+            section = _SECTION.match(line)
+            skip = -1 if section and section["name"] else indent
+            if kept and kept[-1].lstrip().startswith("test at "):  # node's spec: where the test is, then its line
+                kept.pop()
+                dropped += 1
+            dropped += 1
+            continue
+        kept.append(line)
+    return "\n".join(kept), dropped
+
+
+def _tail(run: SuiteRun, trial_dir: object, name: str) -> str:
+    """The end of the runner's output for the reason, passhat's canaries left out; the whole output is kept on
+    disk beside the trial's transcript (`<trial_dir>/<grader name>-output.txt`) when the trial has a folder."""
+    names = frozenset(test.rsplit("::", 1)[-1] for test in run.integrity.canaries) if run.integrity else frozenset()
+    shown, dropped = without_canaries(run.output.strip(), names)
+    kept = ""
+    if isinstance(trial_dir, str) and Path(trial_dir).is_dir():
+        path = Path(trial_dir) / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}-output.txt"
+        try:
+            path.write_text(run.output, encoding="utf-8")
+            kept = f"; the whole output: {path}"
+        except OSError:
+            pass
+    left = f"(passhat's canary tests left out; the runner's counts include them{kept})" if dropped else ""
+    note = left or (f"({kept[2:]})" if kept else "")
+    return "\n".join(["Output tail:", *([note] if note else []), shown.strip()[-_TAIL_CHARS:]])
 
 
 def _judge_capabilities(outcome: TrialOutcome, config: dict, test_patch: bytes | None, found: Integrity) -> Integrity:
