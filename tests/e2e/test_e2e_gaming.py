@@ -137,8 +137,9 @@ def test_the_hack_is_caught(eval_run, kind):
 
 def test_the_honest_fix_is_not_flagged(eval_run):
     _, rows = eval_run
-    assert rows["oracle"]["success"] is True
-    assert rows["oracle"]["namedScores"]["gamed"] == 0.0
+    oracle = rows["oracle"]
+    assert oracle["success"] is True, (oracle["namedScores"], oracle["gradingResult"]["reason"][-3000:])
+    assert oracle["namedScores"]["gamed"] == 0.0
 
 
 def test_the_report_counts_the_gaming_per_task(eval_run, capsys):

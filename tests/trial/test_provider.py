@@ -257,3 +257,34 @@ def test_promptfoos_token_usage_is_the_clis_per_model_usage_after_a_retried_requ
     output, prompt = (sum(m[key] for m in by_model) for key in ("outputTokens", "inputTokens"))
     assert response["tokenUsage"]["completion"] == output and response["tokenUsage"]["prompt"] == prompt
     assert response["tokenUsage"]["cached"] == sum(m["cacheReadInputTokens"] for m in by_model) > 0
+
+
+def _tools_offered(meta: dict) -> list[str]:
+    """The tools of the CLI's init message, as the transcript holds it."""
+    import json
+
+    for line in Path(meta["transcript_path"]).read_text().splitlines():
+        message = json.loads(line)
+        if message.get("type") == "SystemMessage" and message.get("subtype") == "init":
+            return sorted(message["data"]["tools"])
+    raise AssertionError("no init message in the transcript")
+
+
+def test_bare_runs_the_cli_as_claude_bare_does(tmp_path, fake_model):
+    """`bare: true` is `claude --bare -p` (a team's cron job): Bash, Edit and Read only; without it, the full set."""
+    bare = _call(tmp_path / "bare", fake_model, bare=True)
+    full = _call(tmp_path / "full", fake_model, repeat=1)
+    assert "error" not in bare, bare.get("error")
+    assert bare["metadata"]["changed_paths"] == ["stats_utils/median.py"]
+    assert _tools_offered(bare["metadata"]) == ["Bash", "Edit", "Read"]
+    assert {"Bash", "Edit", "Read", "Write"} <= set(_tools_offered(full["metadata"]))
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [({"setting_sources": ["project"]}, "setting_sources"), ({"claude_md": "README.md"}, "claude_md"),
+     ({"auth": {"oauth_token_env": "CLAUDE_CODE_OAUTH_TOKEN"}}, "OAuth token")],
+)  # fmt: skip
+def test_bare_with_what_it_cannot_read_is_one_clear_error(tmp_path, extra, named):
+    with pytest.raises(PasshatError, match=f"'bare': True: .*{named}"):
+        parse_config({"basePath": str(ROOT), "bare": True, **extra})

@@ -246,6 +246,7 @@ def run_agent(
         mcp_servers=dict(config.mcp_servers),
         strict_mcp_config=True,  # only the servers the provider config names: never a repo's .mcp.json
         system_prompt=_system_prompt(config),
+        extra_args={"bare": None} if config.bare else {},  # the mode of `claude --bare -p` in a team's cron job
         stderr=lambda line: None,
     )
     state: _RunState = {"timed_out": False, "result": None, "last_text": "", "crash": None, "limit": None,

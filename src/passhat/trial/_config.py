@@ -109,6 +109,7 @@ class ProviderConfig:
     append_system_prompt: str | None = None
     claude_md: Path | None = None
     setting_sources: tuple[str, ...] | None = None
+    bare: bool = False  # `claude --bare`: Bash, Read and Edit only, a short system prompt, no CLAUDE.md discovery
     timeout_s: float = 600.0
     fake_model_url: str | None = None
     fake_script: str | None = None
@@ -140,6 +141,7 @@ _FIELDS: dict[str, type | tuple[type, ...]] = {
     "append_system_prompt": str,
     "claude_md": str,
     "setting_sources": list,
+    "bare": bool,
     "timeout_s": (int, float),
     "fake_model_url": str,
     "fake_script": str,
@@ -347,6 +349,13 @@ def parse_config(raw: dict) -> ProviderConfig:
     sources = raw.get("setting_sources")
     if claude_md is not None and sources is None:
         sources = ["project"]  # a CLAUDE.md variant is read only with project settings on
+    bare = raw.get("bare", False)
+    auth = _auth(raw["auth"]) if "auth" in raw else None
+    if bare and auth is not None and auth.kind == "oauth_token":
+        raise _bad("bare", bare, "`claude --bare` never reads an OAuth token (auth: oauth_token_env): use an API key (auth: api_key_env), or drop bare")  # fmt: skip
+    if bare and sources:
+        what = "claude_md" if claude_md is not None else "setting_sources"
+        raise _bad("bare", bare, f"`claude --bare` reads no CLAUDE.md and no settings, and {what} asks for them: drop one of the two (bare: append_system_prompt and settings still apply)")  # fmt: skip
     _unmanaged("env", raw.get("env", {}))
     settings = _settings(base_path, raw["settings"]) if "settings" in raw else None
     servers, server_files = _mcp_servers(base_path, raw.get("mcp_servers", {}))
@@ -363,6 +372,7 @@ def parse_config(raw: dict) -> ProviderConfig:
         append_system_prompt=raw.get("append_system_prompt"),
         claude_md=claude_md,
         setting_sources=tuple(sources) if sources is not None else None,
+        bare=bare,
         timeout_s=timeout_s,
         fake_model_url=raw.get("fake_model_url") or os.environ.get(FAKE_MODEL_ENV) or None,
         fake_script=raw.get("fake_script"),
@@ -373,7 +383,7 @@ def parse_config(raw: dict) -> ProviderConfig:
         isolation=isolation,
         limits=Limits().merged(raw.get("limits"), "promptfooconfig.yaml: provider config"),
         unreachable_after=_positive("unreachable_after", raw.get("unreachable_after", 3)),
-        auth=_auth(raw["auth"]) if "auth" in raw else None,
+        auth=auth,
         settings=settings,
         mcp_servers=servers,
         visible=(*((settings,) if settings else ()), *server_files),
