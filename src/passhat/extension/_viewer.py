@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from passhat.extension._links import links
 from passhat.stats._figures import TaskCounts, suite_figures
 
 # This hook is a fresh interpreter per row: it imports the statistics it computes with, not the report (nor the
@@ -145,17 +146,24 @@ def changes(result: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, 
 
 
 def after_each(context: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
-    """Promptfoo's afterEach: the named scores to add to this row (None: nothing). Never raises: a row without
-    passhat's metadata, or a state that cannot be written, adds nothing."""
+    """Promptfoo's afterEach: the named scores and the metadata (links to the trial's artifacts) to add to this row
+    (None: nothing). Never raises: a row without passhat's metadata, or a state that cannot be written, adds
+    nothing."""
     result = context.get("result")
     if not isinstance(result, dict):
         return None
+    environ = os.environ if environ is None else environ
     try:
-        added = changes(result, os.environ if environ is None else environ)
-        added |= denominators(result, os.environ if environ is None else environ)
+        added = changes(result, environ)
+        added |= denominators(result, environ)
     except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return {"result": {"namedScores": added}} if added else None
+        added = {}
+    try:
+        opens = links(_metadata(result), environ)  # the trial's transcript and diff, a click away (_links)
+    except (OSError, ValueError):
+        opens = {}
+    found = ({"namedScores": added} if added else {}) | ({"metadata": opens} if opens else {})
+    return {"result": found} if found else None
 
 
 # How the viewer shows a derived metric: promptfoo 0.123's "Custom Metrics" dialog prints, per named score, Pass =

@@ -275,8 +275,9 @@ def without_canaries(output: str, names: frozenset[str]) -> tuple[str, int]:
     """The runner's output less passhat's canary tests (named `names`, or saying CANARY_TEXT): each one's line,
     the lines indented under it (its trace), pytest's failure section of it, node's `test at` line before it;
     and how many of those went. A reader of the reason sees the task's tests only (and no frame inside Node)."""
-    lines, kept, dropped, skip = output.splitlines(), [], 0, None  # skip: the indent (or -1: a section) left out
-    for line in lines:
+    kept: list[str] = []
+    dropped, skip = 0, None  # skip: the indent (or -1: a section) of a canary's lines being left out
+    for line in output.splitlines():
         indent = len(line) - len(line.lstrip())
         if skip is not None and (line.strip() == "" or indent > skip) and not _SECTION.match(line):
             dropped += 1
