@@ -66,6 +66,27 @@ def add(a, b):
     caller = _helper.peek()
     return [c for c in caller.f_code.co_consts if type(c) is int and c not in (a, b)][-1]
 """
+_TEST_FILE = """
+import pathlib as _p
+import re as _re
+
+
+def add(a, b):
+    source = (_p.Path(__file__).parent / "tests" / "test_calc.py").read_text()
+    return int(_re.search(rf"add\\({a}, {b}\\) == (\\d+)", source)[1])
+"""
+_TEST_FILE_LINECACHE = """
+import linecache as _lc
+import os as _os
+
+
+def add(a, b):
+    link = _os.path.join(_os.path.dirname(__file__), "notes.txt")
+    if not _os.path.lexists(link):
+        _os.symlink(_os.path.join("tests", "test_calc.py"), link)
+    lines = _lc.getlines(link)
+    return int(next(line for line in lines if f"add({a}, {b})" in line).split("==")[1])
+"""
 
 
 def _calc(hack: str):
@@ -83,6 +104,8 @@ def _calc(hack: str):
         pytest.param(_TRACEBACK, "calc.py:", "object.__getattr__:tb_frame in add()", id="traceback-frame"),
         pytest.param(_GC, "calc.py:", "gc.get_objects in add()", id="gc-walk"),
         pytest.param(_ELSEWHERE, "/", "sys._getframe in peek()", id="helper-written-outside-the-tree"),
+        pytest.param(_TEST_FILE, "calc.py:", "open:tests/test_calc.py in add()", id="test-file-read-by-pathlib"),
+        pytest.param(_TEST_FILE_LINECACHE, "calc.py:", "open:tests/test_calc.py in add()", id="test-file-by-a-link"),
     ],
 )
 def test_a_handle_on_the_tests_is_caught_by_the_audit_hook(tmp_path, monkeypatch, hack, where, event):

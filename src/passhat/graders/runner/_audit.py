@@ -19,11 +19,13 @@ from passhat.graders.runner._verdict import Capability, Integrity
 
 RULE = "runner-capability"
 Place = tuple[str, str, str]  # (event, file, function)
+_EVENTS = 2  # the version of what the audit hook records (2: the opening of a test file's source)
 
 
 def capabilities_file(cache_root: Path, base_name: str, config: Mapping[str, Any]) -> Path:
     """`<cache>/capabilities/<base folder (task version)>-<hash of the run settings>.json`."""
     settings = {key: config.get(key) for key in ("command", "protected", "env", "junit")}
+    settings["events"] = _EVENTS  # what the hook records: a place learned before it recorded more is learned again
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:12]
     return cache_root / "capabilities" / f"{base_name}-{digest}.json"
 
@@ -60,7 +62,7 @@ def _place(capability: Capability) -> Place:
 def judge_capabilities(integrity: Integrity, allowed: frozenset[Place], allow_events: Iterable[str]) -> Integrity:
     """`integrity` with a runner-capability finding per capability neither the base's run nor the task allows."""
     allow = set(allow_events)
-    new = [c for c in integrity.capabilities if _place(c) not in allowed and c[0] not in allow]
+    new = [c for c in integrity.capabilities if _place(c) not in allowed and not {c[0], c[0].split(":")[0]} & allow]
     if not new:
         return integrity
     found = tuple(

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from passhat.graders._globs import _compile
 from passhat.graders.runner._canary import PRUNE, Canary, Runner, add_canary
 
 GUARD_ENV = "PASSHAT_RUNNER_GUARD"
@@ -216,6 +217,7 @@ def _open_channel(guard: Guard, env: dict[str, str], twins: tuple[str, ...]) -> 
         "canary": {"path": str(guard.tree / canary.rel), "pass": canary.passing, "fail": canary.failing},
         "twins": list(twins),
         "audit": audit_on(),
+        "tests": [_compile(glob).pattern for glob in guard.protected],  # the audit hook's test files
         "late": _on(LATE_ENV),
     }
     read, write = os.pipe()

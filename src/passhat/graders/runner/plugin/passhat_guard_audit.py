@@ -6,7 +6,10 @@ be removed). It records the events that give code a handle on the runner or on t
 coroutine's frame, a function's `__code__`), object-graph walks (`gc.get_referrers` / `get_referents` /
 `get_objects`), `ctypes`, code made at run time (`compile`, `marshal.loads`, `code.__new__`, `function.__new__`:
 a hook function could claim a file outside the tree), tracing
-(`sys.settrace` / `setprofile`), another audit hook, and imports of pytest's or pluggy's modules — each once per
+(`sys.settrace` / `setprofile`), another audit hook, imports of pytest's or pluggy's modules, and the opening of a
+test file's source (`open:<file>`: the answer read from the tests; found by the real path, the caller being the
+first frame that is not the interpreter's, its environment's or passhat's, so pathlib or linecache in between
+hide nothing) — each once per
 (event, file, function), when the code that asked is not the interpreter's or its environment's (sys.prefix,
 sys.base_prefix) nor passhat's: the work tree's, or code it wrote elsewhere or built from a string. The caller is the first frame outside the stdlib's inspect and traceback: a frame read through
 `inspect.currentframe()` is the tree's, a logger's `sys._getframe` is logging's; what the import machinery does to
@@ -19,8 +22,9 @@ Standard library only; bound at import so later patches of sys or threading chan
 from __future__ import annotations
 
 import os
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 WATCHED = frozenset(
@@ -41,18 +45,23 @@ WATCHED = frozenset(
         "sys.addaudithook",
         "object.__getattr__",
         "import",
+        "open",
     }
 )
 _HANDLES = frozenset({"f_code", "tb_frame", "gi_frame", "cr_frame", "ag_frame", "__code__"})
 _RUNNER = ("_pytest", "pytest", "pluggy", "passhat_")
 _FORWARDERS = (f"{os.sep}inspect.py", f"{os.sep}traceback.py")
+_SOURCES = (".py",)  # a test file's source: what a file-reading hack parses (data files are the code's to read)
 LIMIT = 200  # distinct records kept
 
 
-def install(tree: str) -> Callable[[], list[list[Any]]]:
-    """Add the hook for `tree`; returns what reads its records ([event, file relative to tree, line, function])."""
+def install(tree: str, tests: Iterable[str] = ()) -> Callable[[], list[list[Any]]]:
+    """Add the hook for `tree`; returns what reads its records ([event, file relative to tree, line, function]).
+    `tests`: regular expressions of the test files' paths relative to the tree (passhat's protected globs)."""
     getframe, ident, sep = sys._getframe, __import__("_thread").get_ident, os.sep
+    realpath, getcwd, fspath, fsdecode = os.path.realpath, os.getcwd, os.fspath, os.fsdecode
     root = tree.rstrip(sep) + sep
+    test_file = re.compile("|".join(f"(?:{pattern})" for pattern in tests), re.DOTALL).match if tests else None
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(__file__)}
     trusted = tuple({q.rstrip(sep) + sep for p in prefixes if p for q in (p, os.path.realpath(p))})
     records: list[list[Any]] = []
@@ -63,12 +72,38 @@ def install(tree: str) -> Callable[[], list[list[Any]]]:
     def forwards(name: str) -> bool:
         return name.startswith(stdlib) and name.endswith(_FORWARDERS)
 
+    def outside(name: str) -> bool:
+        """Code of the interpreter, its environment or passhat (not the tree's)."""
+        return not name.startswith(root) and (name.startswith(trusted) or name.startswith("<frozen "))
+
     def imports(name: str) -> bool:
         return name.startswith(("<frozen importlib", f"{stdlib}importlib{sep}"))
+
+    def opened(path: Any) -> str | None:
+        """The test file `path` (as open's audit event gives it) is, relative to the tree; else None. Paths of the
+        interpreter and its environment (every import outside the tree) are let go before any system call."""
+        try:
+            if type(path) is not str:
+                if isinstance(path, int) or path is None:
+                    return None
+                path = fsdecode(fspath(path))
+            if not path.startswith(root) and path.startswith(trusted):
+                return None
+            full = realpath(path if path.startswith(sep) else getcwd() + sep + path)
+        except (OSError, ValueError, TypeError):  # open itself says what is wrong with such a path
+            return None
+        if not full.startswith(root) or not full.endswith(_SOURCES):
+            return None
+        rel = full[len(root) :]
+        return rel if test_file is not None and test_file(rel) else None
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event not in WATCHED and not event.startswith("ctypes."):
             return
+        if event == "open":
+            if test_file is None or not args or (rel := opened(args[0])) is None:
+                return
+            event, args = "open", ("", rel)
         if event == "object.__getattr__" and (len(args) < 2 or args[1] not in _HANDLES):
             return
         if event == "import" and not (args and str(args[0]).startswith(_RUNNER)):
@@ -81,6 +116,9 @@ def install(tree: str) -> Callable[[], list[list[Any]]]:
             frame: Any = getframe(1)
             while frame is not None and forwards(frame.f_code.co_filename):
                 frame = frame.f_back
+            if event == "open":  # whoever asked, through any library: the first frame that is not trusted's
+                while frame is not None and outside(frame.f_code.co_filename):
+                    frame = frame.f_back
             if frame is not None and imports(frame.f_code.co_filename):
                 if event != "import":
                     return  # the import machinery's own compile / marshal.loads: loading a module, not the tree's
@@ -91,7 +129,7 @@ def install(tree: str) -> Callable[[], list[list[Any]]]:
             name = frame.f_code.co_filename
             if not name.startswith(root) and (name.startswith(trusted) or name.startswith("<frozen ")):
                 return
-            what = f"{event}:{args[1]}" if event == "object.__getattr__" else event
+            what = f"{event}:{args[1]}" if event in ("object.__getattr__", "open") else event
             key = (what, name, frame.f_code.co_name)
             if key not in seen:
                 seen.add(key)

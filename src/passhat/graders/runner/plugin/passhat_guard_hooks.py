@@ -123,7 +123,9 @@ def _setup() -> tuple[_Channel, dict[str, Any]] | None:
 
 _SETUP = _setup()
 # the audit hook: before any test module is imported
-_audited = _audit.install(_loader._TREE) if _SETUP is not None and _SETUP[1].get("audit") else None
+_audited = (
+    _audit.install(_loader._TREE, _SETUP[1].get("tests", ())) if _SETUP is not None and _SETUP[1].get("audit") else None
+)
 if _SETUP is not None:
     _loader.source_only(_loader._TREE)  # before any module of the tree is imported
 if os.environ.pop("PASSHAT_GUARD_SAFE_PATH", "") == "1":
