@@ -93,10 +93,16 @@ def run_loop(plan: Path, out: Path, env: dict[str, str]) -> float:
     return wall
 
 
-def run_passhat(tasks: list[Task], repeat: int, jobs: int, url: str, state: Path, out: Path, env: dict) -> float:
-    """The example suite as a user runs it; passhat's state (bases) in `state`, shared across rounds."""
+CLI_MODES = {"full": {}, "bare": {"bare": True}}  # --cli: the example suite's CLI, or the loop's `claude --bare`
+
+
+def run_passhat(
+    tasks: list[Task], repeat: int, jobs: int, url: str, state: Path, out: Path, env: dict, cli: str = "full"
+) -> float:
+    """The example suite as a user runs it; passhat's state (bases) in `state`, shared across rounds. `cli`: the
+    suite's own CLI mode (full Claude Code), or `bare` (`bare: true`: the mode the loop runs, like for like)."""
     data = yaml.safe_load((ROOT / "promptfooconfig.yaml").read_text().replace("file://", f"file://{ROOT}/"))
-    data["providers"][0].setdefault("config", {})["state_dir"] = str(state)
+    data["providers"][0].setdefault("config", {}).update({"state_dir": str(state), **CLI_MODES[cli]})
     config = out.with_name("promptfooconfig.yaml")
     config.write_text(yaml.safe_dump(data))
     run_env = {
@@ -124,6 +130,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--cli", choices=sorted(CLI_MODES), default="full",
+                        help="passhat's CLI mode: full (the example suite's) or bare (the loop's, like for like)")  # fmt: skip
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     tasks = [load_task(ROOT / "tasks" / name) for name in args.tasks.split(",")]
@@ -145,7 +153,7 @@ def main() -> int:
                 loop = run_loop(plan, folder / "loop", env)
                 cpu, loop_cpu = machine_cpu(), machine_cpu() - cpu
                 state = scratch / "passhat-state"
-                ours = run_passhat(tasks, repeat, args.jobs, server.url, state, folder / "results.json", env)
+                ours = run_passhat(tasks, repeat, args.jobs, server.url, state, folder / "results.json", env, args.cli)
                 ours_cpu = machine_cpu() - cpu
                 if round_:
                     times["loop"].append(loop)
@@ -163,6 +171,7 @@ def main() -> int:
     result = {
         "tasks": [t.id for t in tasks],
         "repeat": args.repeat,
+        "cli": args.cli,
         "jobs": args.jobs,
         "passhat_s": times["passhat"],
         "loop_s": times["loop"],
@@ -176,6 +185,7 @@ def main() -> int:
     else:
         trials = args.repeat * len(tasks)
         print(f"suite: {len(tasks)} tasks × {args.repeat} repeats = {trials} trials, passhat -j {args.jobs}")
+        print(f"  CLI: passhat's {args.cli}, the loop's --bare")
         print(f"  passhat (every grader on)  median {passhat:6.1f} s   rounds {times['passhat']}")
         print(f"  seed bash loop (serial)    median {loop:6.1f} s   rounds {times['loop']}")
         print(f"  ratio passhat/loop         {passhat / loop:.2f}   (target ≤ {TARGET})")

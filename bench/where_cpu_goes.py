@@ -358,7 +358,7 @@ def run(args: argparse.Namespace) -> dict:
                 warm.mkdir()
                 plan = svl.write_plan(tasks, repos, server.url, 1, warm, offset=0)
                 svl.run_loop(plan, warm / "loop", env)
-                svl.run_passhat(tasks, 1, args.jobs, server.url, warm / "state", warm / "results.json", env)
+                svl.run_passhat(tasks, 1, args.jobs, server.url, warm / "state", warm / "results.json", env, args.cli)
             folder = scratch / "run"
             folder.mkdir()
             plan = svl.write_plan(tasks, repos, server.url, args.repeat, folder, offset=1000)
@@ -367,7 +367,7 @@ def run(args: argparse.Namespace) -> dict:
             marks.mkdir()
             ours_env = {**env, ROLES_VAR: str(marks)}
             state, out = scratch / "state", folder / "results.json"  # a fresh state: bases built in the run
-            ours = accounted(lambda: svl.run_passhat(tasks, args.repeat, args.jobs, server.url, state, out, ours_env),
+            ours = accounted(lambda: svl.run_passhat(tasks, args.repeat, args.jobs, server.url, state, out, ours_env, args.cli),
                              scratch / "passhat.pacct")  # fmt: skip
             roles = read_roles(marks)
     finally:
@@ -399,6 +399,7 @@ def summarize(tasks, args, loop, ours, roles) -> dict:
     return {
         "tasks": [t.id for t in tasks],
         "repeat": args.repeat,
+        "cli": args.cli,
         "jobs": args.jobs,
         "passhat": {"phases": dict(ours_acc.phases), "processes": dict(ours_acc.processes), "total_cpu_s": ours_total, "machine_cpu_s": ours[1],
                     "others_exited_cpu_s": _tally(ours[0], ours_acc, ours_tree), "wall_s": ours[3]},
@@ -425,7 +426,7 @@ def render(result: dict) -> str:
     names = list(SHARE_BUDGETS) + list(RATIO_BUDGETS) + list(LOOP_ONLY)
     names += sorted(k for k in {*ours["phases"], *loop["phases"]} if k not in names)
     lines = [
-        f"suite: {', '.join(result['tasks'])} × {result['repeat']}, passhat -j {result['jobs']} "
+        f"suite: {', '.join(result['tasks'])} × {result['repeat']}, passhat -j {result['jobs']} (CLI: {result['cli']}) "
         f"(load average {result['loadavg_1m']:.1f} at the end)",
         f"{'phase':48} {'passhat':>8} {'share':>6} {'procs':>6} {'loop':>7} {'procs':>6}  budget",
     ]
@@ -465,6 +466,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--no-warm-up", dest="warm_up", action="store_false", help="skip the untimed repeat-1 run")
+    parser.add_argument("--cli", choices=sorted(svl.CLI_MODES), default="full",
+                        help="passhat's CLI mode: full (the example suite's) or bare (the loop's, like for like)")  # fmt: skip
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     try:
