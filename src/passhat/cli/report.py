@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+from pathlib import Path
 
 from passhat.cli import k_list, open_fraction, whole_number
 from passhat.report._report import REPORT_FORMATS, measured_nothing, run_report, write_atomic
@@ -76,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
         args.results, ks=args.k, form=args.format, out=out, unattended_runs=args.unattended_runs,
         ci_width=args.ci_width, gates=args.gate, seed=args.seed, resamples=args.resamples, history_db=args.db,
         safe_at=args.safe_at, wide=args.wide, sequential=args.sequential,
+        page=None if args.output is None else Path(args.output),
     )  # fmt: skip
     if args.output is not None:
         write_atomic(args.output, buffer.getvalue())  # also when a gate failed: the report says which

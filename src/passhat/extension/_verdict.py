@@ -116,9 +116,9 @@ def write_results(context: Mapping[str, Any], path: Path) -> int:
     return len(rows)
 
 
-def _report(path: Path, form: ReportFormat, source: str) -> str:
+def _report(path: Path, form: ReportFormat, source: str, page: Path | None = None) -> str:
     out, err = io.StringIO(), io.StringIO()
-    run_report(path, ks=KS, form=form, out=out, err=err, source=source)
+    run_report(path, ks=KS, form=form, out=out, err=err, source=source, page=page)
     return out.getvalue()
 
 
@@ -131,7 +131,7 @@ def verdict_text(context: Mapping[str, Any], environ: Mapping[str, str], folder:
     source = f"promptfoo eval {context.get('evalId') or '(no id)'}"
     parts = ["", _report(path, "table", source).rstrip("\n")]
     for target in wanted.reports:
-        write_atomic(target, _report(path, FORMS[target.suffix], source))
+        write_atomic(target, _report(path, FORMS[target.suffix], source, target))
     if wanted.reports:
         parts.append(f"passhat: wrote {', '.join(str(t) for t in wanted.reports)}.")
     if wanted.history is not None:

@@ -14,14 +14,24 @@ cells (tests/report/test_e2e_report_html.py checks both in Chromium). Names wrap
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from statistics import fmean
 from typing import Any
+from urllib.parse import quote
 
 from passhat.common._errors import PasshatError
-from passhat.report._html_tables import gates_list, infra_table, judge_table, suite_table, task_tables, verdict_table
+from passhat.report._html_tables import (
+    gates_list,
+    infra_table,
+    judge_table,
+    suite_table,
+    task_tables,
+    trials_table,
+    verdict_table,
+)
 from passhat.report._plots import (
     cost_chart,
     esc,
@@ -212,6 +222,7 @@ def page(data: dict[str, Any], highlight: int | None = None) -> str:
         f'Mean pass^k intervals: cluster bootstrap, {resamples}, seed <span data-figure="(report)||bootstrap.seed" '
         f'data-value="{boot["seed"]}">{boot["seed"]}</span>.</p>',
         f'<h2 id="per-task">Per task</h2>{task_tables(data, highlight)}',
+        trials_table(data.get("trials"), TRIALS_SHOWN),
         cheat_html(data.get("cheats")),
         infra_table(data),
         judge_table(data),
@@ -233,6 +244,43 @@ def page(data: dict[str, Any], highlight: int | None = None) -> str:
         f"<title>passhat report: pass@k and pass^k per task</title><style>{CSS}</style></head>\n"
         f"<body>{''.join(sections)}</body></html>"
     )
+
+
+TRIALS_SHOWN = 50  # per task and provider: the page stays light on a big eval (failures first past it)
+
+
+def _href(path: str, page: Path | None) -> str:
+    """A link to a trial's file: relative to the page's folder (the page and the artifacts move together, or are
+    served together), else an absolute file:// URL. A page opened from disk opens either in one click."""
+    if page is None:
+        return Path(path).as_uri()
+    return quote(Path(os.path.relpath(path, page.resolve().parent)).as_posix())
+
+
+def trial_links(results: str | Path, page: Path | None) -> list[dict[str, Any]]:
+    """Each trial of the results file as the page's Trials table shows it: task, provider, repeat, outcome and
+    links to its transcript, diff and the tests grader's whole output (those on disk), TRIALS_SHOWN per task."""
+    from passhat.results import iter_trials
+
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for trial in iter_trials(results):
+        groups.setdefault((trial.task, trial.provider), []).append(trial)
+    shown = []
+    for (task, provider), trials in sorted(groups.items()):
+        kept = sorted(trials, key=lambda t: t.passed)[:TRIALS_SHOWN] if len(trials) > TRIALS_SHOWN else trials
+        for t in sorted(kept, key=lambda t: (t.repeat_index is None, t.repeat_index or 0)):
+            outcome = (
+                "infra error" if t.infra_error else "unscored" if t.unscored else "passed" if t.passed else "failed"
+            )
+            files = [(name, p) for name, p in (("transcript", t.transcript_path), ("diff", t.patch_path))
+                     if isinstance(p, str) and os.path.isabs(p) and os.path.isfile(p)]  # fmt: skip
+            if files and files[0][0] == "transcript":
+                files += [(f"{out.name.removesuffix('-output.txt')} output", str(out))
+                          for out in sorted(Path(files[0][1]).parent.glob("*-output.txt"))]  # fmt: skip
+            shown.append({"task": task, "provider": provider, "repeat": t.repeat_index, "total": len(trials),
+                          "outcome": outcome + (", caught gaming" if t.gamed else ""),
+                          "links": {name: _href(p, page) for name, p in files}})  # fmt: skip
+    return shown
 
 
 def check_history(db: str | Path) -> None:

@@ -243,3 +243,33 @@ def gates_list(gates: Sequence[dict[str, Any]]) -> str:
         '<table id="gates" class="data"><thead><tr><th scope="col" class="l">gate</th><th scope="col">result</th>'
         f'<th scope="col" class="l">failing</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
     )
+
+
+def trials_table(trials: Sequence[dict[str, Any]] | None, cap: int) -> str:
+    """Each trial a row: task, provider, repeat, outcome, and its transcript, diff and tests output a click away
+    (`_html.trial_links`); "" when the report has no trials (another format's data)."""
+    if not trials:
+        return ""
+    rows = []
+    for t in trials:
+        opened = " · ".join(
+            f'<a href="{esc(href)}" target="_blank">{esc(name)}</a>' for name, href in t["links"].items()
+        )
+        css = "" if t["outcome"] == "passed" else ' class="flaky"'
+        rows.append(
+            f'<tr><td class="l name" data-label="task">{_name(t["task"])}</td>'
+            f'<td class="l name" data-label="provider">{_name(t["provider"])}</td>'
+            f'<td data-label="repeat">{"" if t["repeat"] is None else t["repeat"]}</td>'
+            f'<td class="l" data-label="outcome"{css}>{esc(t["outcome"])}</td>'
+            f'<td class="l" data-label="open">{opened or "no files on disk"}</td></tr>'
+        )
+    cut = sorted({(t["task"], t["provider"], t["total"]) for t in trials if t["total"] > cap})
+    note = (f"<p class=\"note\">More than {cap} trials of {', '.join(esc(f'{a} [{b}]') for a, b, _ in cut)}: "
+            f"{cap} shown, those that did not pass first; the results file has them all.</p>") if cut else ""  # fmt: skip
+    return (
+        '<h2 id="trials">Trials</h2><p class="note">Each trial\'s transcript, diff and the tests grader\'s whole '
+        "output, as files beside this page's eval (<code>state_dir/artifacts/</code>): a click opens one.</p>"
+        '<table class="trials"><thead><tr><th scope="col" class="l">task</th><th scope="col" class="l">provider</th>'
+        '<th scope="col">repeat</th><th scope="col" class="l">outcome</th><th scope="col" class="l">open</th></tr>'
+        f"</thead><tbody>{''.join(rows)}</tbody></table>{note}"
+    )

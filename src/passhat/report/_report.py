@@ -239,11 +239,13 @@ def run_report(
     wide: bool = False,
     source: str | None = None,
     sequential: bool = False,
+    page: Path | None = None,
 ) -> int:
     """Load, summarize, print; gate outcomes go to `err` (stderr) too. 0, or 1 when a gate fails.
 
     A big file read with `err` on a terminal shows a progress line there (see `_progress`). `source` names where
-    the rows came from when that is not `path` (promptfoo's own rows, handed to passhat's extension)."""
+    the rows came from when that is not `path` (promptfoo's own rows, handed to passhat's extension); `page`, where
+    an html report goes (its trials' links are relative to it; None: absolute file:// links)."""
     parsed = [parse_gate(text) for text in gates]  # bad gate text fails before the file is read
     if history_db is not None:  # before the file is read
         from passhat.report._html import check_history
@@ -281,6 +283,10 @@ def run_report(
         from passhat.report._html import history_data
 
         data["history"] = history_data(history_db, [(s.task, s.provider) for s in summaries])
+    if form == "html":  # the trials' rows and links: a second pass, for the page only
+        from passhat.report._html import trial_links
+
+        data["trials"] = trial_links(path, page)
     judged = any(s.judged for s in summaries)  # the judge's table costs a second pass: only when judged
     if judged and form in ("json", "table", "md", "html"):
         from passhat.report._judge_summary import judge_summary
