@@ -33,13 +33,15 @@ import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from passhat.common._endpoint import Endpoint
 from passhat.common._errors import PasshatError
 from passhat.trial._limits import Cgroups, Limits, chown_tree, make_cgroups
-from passhat.trial._proxy import ModelProxy, Witness, inside_variables, model_proxy
-from passhat.trial.spend import Spend, api_of
+
+if TYPE_CHECKING:  # the model proxy (http.client, the spend's readers) is imported by open_jail: graders never need it
+    from passhat.common._endpoint import Endpoint
+    from passhat.trial._proxy import ModelProxy, Witness
+    from passhat.trial.spend import Spend
 
 Isolation = Literal["auto", "bwrap", "none"]
 ISOLATIONS = ("auto", "bwrap", "none")
@@ -371,6 +373,9 @@ def open_jail(
     and the CLI's environment. The proxy caps the trial's spend (`limits.model_*`) and admits only requests
     shaped like the CLI's, for `model` (the provider's `model:`; None: the model of the first request). `check` is
     how the proxy probes the endpoint itself (see passhat/common/_endpoint.py)."""
+    from passhat.trial._proxy import inside_variables, model_proxy
+    from passhat.trial.spend import Spend, api_of
+
     workdir, home, tmp = (sandbox / name for name in ("work", "home", "tmp"))
     run = Path(tempfile.mkdtemp(prefix="passhat-run-"))  # short: a unix socket path has at most 107 bytes
     proxy = model_proxy(run / "model.sock", endpoint, network, check)
