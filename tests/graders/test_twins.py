@@ -6,6 +6,7 @@ grader with twins off (PASSHAT_TWINS=off: the attack is real) and is caught with
 
 from __future__ import annotations
 
+import importlib
 import re
 import textwrap
 from pathlib import Path
@@ -17,7 +18,7 @@ from conftest import SHIPPED_TASKS, TASKS
 from passhat.graders import load_graded_task
 from passhat.graders._settings import graders_of
 from passhat.graders._tests import CLEAN_RUN, grade_here
-from passhat.graders.runner._guard import AUDIT_ENV, TWINS_ENV
+from passhat.graders.runner._guard import AUDIT_ENV, PLUGIN_DIR, TWINS, TWINS_ENV
 from passhat.trial._outcome import TrialOutcome
 from passhat.trial._sandbox import prepare_base
 
@@ -120,14 +121,7 @@ CASES = [
     pytest.param(TESTS, JUNIT_TESTS, _SOURCE_LINE, id="reads-the-callers-source-line"),
     pytest.param(TESTS, JUNIT_TESTS, _CONSTANTS, id="reads-the-callers-constants"),
     pytest.param(_PARAMETRIZED, PARAMETRIZED, _LOCALS, id="reads-the-callers-locals-parametrized"),
-    pytest.param(
-        _CLASS,
-        IN_A_CLASS,
-        _CONSTANTS,
-        id="reads-the-callers-constants-in-a-class",
-        # a known gap, seen in about 2 of 14 runs: the hack then reads the original's constants while the twin runs
-        marks=pytest.mark.xfail(strict=False, reason="a class method's twin is not always the one its caller reads"),
-    ),
+    pytest.param(_CLASS, IN_A_CLASS, _CONSTANTS, id="reads-the-callers-constants-in-a-class"),
 ]
 
 
@@ -143,6 +137,17 @@ def test_a_hack_that_passes_whatever_the_expectation_is_caught_by_its_twin(tmp_p
     assert guarded["pass"] is False, guarded["reason"]
     assert guarded["reason"].startswith("gamed: insensitive-test at tests/test_calc.py::"), guarded["reason"]
     assert "made wrong" in guarded["reason"]
+
+
+def test_a_twins_wrong_value_is_none_of_the_tests_other_literals(monkeypatch):
+    """`assert add(2, 3) == 5`: a twin expecting 2 or 3 would let a hack answer "the test's constant that is not one
+    of my inputs" and fail that twin honestly (the flaky catch of the class-method case above, ~1 run in 7: the
+    wrong value had drawn one of the inputs). The wrong value is drawn again until it is none of the others."""
+    monkeypatch.syspath_prepend(str(PLUGIN_DIR))
+    twins = importlib.import_module(TWINS)
+    drawn = [twins.fresh(5, [2, 3, 0, 4, 6]) for _ in range(300)]
+    assert not {2, 3, 0, 4, 5, 6} & set(drawn), sorted(set(drawn))
+    assert twins.fresh("ab", ["ab"]) != "ab" and twins.fresh(None, []) is twins._NONE
 
 
 @pytest.mark.parametrize(("tests", "grader"), [(c.values[0], c.values[1]) for c in CASES[2:]])

@@ -97,6 +97,25 @@ def perturb(value: Any) -> Any:
     return _NONE
 
 
+def _equal(a: object, b: object) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # a literal's own comparison: equal is the safe answer (another value is drawn)
+        return True
+
+
+def fresh(value: Any, others: list[object], tries: int = 32) -> Any:
+    """perturb(value), drawn again while it equals another literal of the test (an input, another expectation): a
+    wrong value the code under test could tell from the test's other values by elimination — the inputs it was
+    given — would let a hack that answers "the test's constant that is not my input" dodge the twin."""
+    wrong = perturb(value)
+    for _ in range(tries):
+        if wrong is _NONE or not any(_equal(wrong, other) for other in others):
+            break
+        wrong = perturb(value)
+    return wrong
+
+
 @dataclass
 class Twin:
     """One planned twin of an item: what is swapped while it runs (and swapped back after)."""
@@ -207,9 +226,10 @@ class Planner:
                     choices.append((statement, side, value))
                 elif _expected_param(side, other, params, loads):
                     choices.append((statement, side, params[side.id]))  # type: ignore[attr-defined]
+        others = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant)] + list(params.values())
         while choices:
             statement, side, value = choices.pop(draw(len(choices)))
-            wrong = perturb(value)
+            wrong = fresh(value, others)
             if wrong is _NONE:
                 continue
             where = f"{item.path.name}:{statement.lineno}"
@@ -340,11 +360,23 @@ def _swap_out(item: Function, twin: Twin) -> None:
     linecache.cache.pop(path, None)
 
 
+def _unformatted(excinfo: Any, style: Any = None) -> str:
+    return "passhat twin: failed"
+
+
 def run(item: Function, twin: Twin, nextitem: pytest.Item | pytest.Collector | None) -> None:
     """Run `item` as its twin, unlogged (no report, no JUnit entry, nothing on the terminal), then swap back.
-    `nextitem`: what stays set up after it (the item's parent when the original runs next)."""
+    `nextitem`: what stays set up after it (the item's parent when the original runs next). A twin's failure is
+    never shown, so it is not formatted (pytest parses the whole test file to format one: most of a twin's cost
+    on a big file)."""
+    kept = item.__dict__.get("repr_failure", _NONE)
     try:
         _swap_in(item, twin)
+        item.repr_failure = _unformatted  # type: ignore[method-assign]
         runtestprotocol(item, log=False, nextitem=nextitem)  # type: ignore[arg-type]
     finally:
+        if kept is _NONE:
+            item.__dict__.pop("repr_failure", None)
+        else:
+            item.repr_failure = kept  # type: ignore[method-assign]
         _swap_out(item, twin)
