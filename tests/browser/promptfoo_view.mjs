@@ -14,6 +14,11 @@
 //              per header row], rows: [[cell texts]]}; null when the header has no "Show more"
 //   blockedRequests  requests that left the viewer's origin (aborted: the page stays on loopback)
 //   consoleErrors
+//   opened     with --links ORIGIN: per `open_*` metadata link of the first cell (passhat view's links to the trial's
+//              transcript, diff, tests output): {key: {url, text}}, clicked as a reader does, `text` the new tab's
+//              body text; screenshots DIR/opened-<key>.png. And fileProbe: a file:// link to the first cell's
+//              transcript put on the page and clicked: {tabOpened, refused} (refused: Chromium's console message
+//              "Not allowed to load local resource", taken out of consoleErrors).
 // --cells N reads the details of the first N rows only (each drawer costs a second or two); the header pills are
 // read whatever N. Waits are on elements and text, never on time. With --screenshots DIR it saves DIR/table.png and, per cell,
 // DIR/details-r<row>-c<column>.png (its Metadata tab), for a reader checking a failed assertion; on failure
@@ -27,6 +32,8 @@ const screenshots = shotsAt >= 0 ? argv.splice(shotsAt, 2)[1] : null;
 const shoot = (page, name) => (screenshots ? page.screenshot({ path: path.join(screenshots, name) }) : null);
 const cellsAt = argv.indexOf("--cells");
 const cellRows = cellsAt >= 0 ? Number(argv.splice(cellsAt, 2)[1]) : Infinity;
+const linksAt = argv.indexOf("--links");
+const linksOrigin = linksAt >= 0 ? argv.splice(linksAt, 2)[1] : null;
 const [base, evalId, rowsArg] = argv;
 const expectedRows = Number(rowsArg);
 if (!base || !evalId || !Number.isInteger(expectedRows) || expectedRows < 1) {
@@ -105,11 +112,45 @@ async function readEvaluation(page, drawer) {
   return readTable(table);
 }
 
+/** Click each `open_*` link of the drawer's Metadata tab; {key: {url, text}} of the tab each one opened. */
+async function openLinks(page, context, drawer, metadata) {
+  const opened = {};
+  for (const key of Object.keys(metadata).filter((k) => k.startsWith("open_")).sort()) {
+    const row = drawer.locator("tbody tr").filter({ has: page.locator("td:first-child", { hasText: new RegExp(`^${key}$`) }) });
+    const link = row.getByRole("link");
+    const [tab] = await Promise.all([context.waitForEvent("page"), link.click()]);
+    await tab.waitForLoadState("load");
+    opened[key] = { url: tab.url(), text: await tab.locator("body").innerText() };
+    log(`${key}: opened ${tab.url()}`);
+    await shoot(tab, `opened-${key}.png`);
+    await tab.close();
+  }
+  return opened;
+}
+
+/** What a file:// link does on this http page: a link to `file` is added and clicked; Chromium refuses it with a
+ * console message (waited for) and opens no tab. */
+async function probeFileLink(page, context, file, consoleErrors) {
+  const refusal = page.waitForEvent("console", { predicate: (m) => m.text().includes("Not allowed to load local resource") });
+  let tabOpened = false;
+  context.once("page", () => { tabOpened = true; });
+  await page.evaluate((href) => {
+    const a = Object.assign(document.createElement("a"), { href, target: "_blank", id: "passhat-file-probe", textContent: "file link" });
+    document.body.prepend(a);
+  }, `file://${file}`);
+  await page.locator("#passhat-file-probe").click();
+  const refused = (await refusal).text();
+  for (let i = consoleErrors.length - 1; i >= 0; i--) if (consoleErrors[i].includes("Not allowed to load local resource")) consoleErrors.splice(i, 1);
+  return { tabOpened, refused };
+}
+
 await runScript(
   async ({ context, page }) => {
     const blockedRequests = await guardNetwork(
       context,
-      (url) => url.startsWith(`${origin}/`) || url.startsWith("data:") || url.startsWith("blob:"),
+      (url) =>
+        url.startsWith(`${origin}/`) || url.startsWith("data:") || url.startsWith("blob:") ||
+        (linksOrigin !== null && url.startsWith(`${linksOrigin}/`)),
       `not ${origin}`,
     );
     const consoleErrors = collectConsoleErrors(page);
@@ -157,6 +198,7 @@ await runScript(
     }
 
     const cells = [];
+    let opened = null;
     for (let row = 0; row < Math.min(expectedRows, cellRows); row++) {
       const outputCells = bodyRows.nth(row).locator(":scope > td").filter({ has: page.getByRole("button", { name: DETAILS }) });
       for (let column = 0, count = await outputCells.count(); column < count; column++) {
@@ -169,6 +211,10 @@ await runScript(
         const title = squash(await drawer.getByRole("heading").first().innerText());
         const metadata = await readMetadata(page, drawer);
         await shoot(page, `details-r${row}-c${column}.png`);
+        if (linksOrigin !== null && row === 0 && column === 0) {
+          opened = await openLinks(page, context, drawer, metadata);
+          await drawer.getByRole("tab", { name: "Metadata" }).click();
+        }
         const evaluation = await readEvaluation(page, drawer);
         log(`row ${row} column ${column}: metadata and evaluation read`);
         await page.keyboard.press("Escape");
@@ -176,7 +222,8 @@ await runScript(
         cells.push({ row, column, metrics, title, metadata, evaluation });
       }
     }
-    return { url, title: await page.title(), providers, metricsDialog, cells, blockedRequests, consoleErrors };
+    const fileProbe = opened === null ? null : await probeFileLink(page, context, cells[0].metadata.transcript_path, consoleErrors);
+    return { url, title: await page.title(), providers, metricsDialog, cells, opened, fileProbe, blockedRequests, consoleErrors };
   },
   { screenshotPath: screenshots ? path.join(screenshots, "failure.png") : null, viewport: { width: 1800, height: 1400 } },
 );

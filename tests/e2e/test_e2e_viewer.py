@@ -6,7 +6,10 @@ tests/browser/promptfoo_view.mjs opens the eval page, reads the metric pills (pa
 them) and, from the details drawer of the first rows' results, the Metadata and Evaluation tabs. Everything shown
 is checked against the same eval's results.json and `passhat report` of it: per trial the task id, repeat, cost,
 turns, health and artifact paths, and the graders' named scores; per column the suite's pass^10 and the tasks
-per verdict, as the report has them. Screenshots of the page stay in the test's folder.
+per verdict, as the report has them. Screenshots of the page stay in the test's folder (copied to
+$PASSHAT_SHOTS when set). `passhat view --links-only` serves the trials' links beside it: the first cell's
+`open_transcript`, `open_diff` and `open_tests_output` are clicked and show the files' text, while a file:// link
+on the same page is refused by Chromium (why the links are http).
 
 promptfoo 0.123.1 shows named scores as "metric pills" (in each output column's header: mean and sum/count, or
 the value alone for a derived metric; in each result cell: the score), not as separate table columns, and
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -26,7 +30,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from browser_helpers import NODE_BIN, promptfoo_view, run_browser_script
+from browser_helpers import NODE_BIN, free_port, promptfoo_view, run_browser_script
 from conftest import ROOT, TASKS
 
 from passhat.extension import DERIVED_METRICS, VIEWER_K
@@ -118,9 +122,11 @@ def viewed(tmp_path_factory):
     }
     (work / "promptfooconfig.yaml").write_text(yaml.safe_dump(config))
     server = start_in_thread(TASKS, "noop")
+    links_port = free_port()  # passhat view's links: afterEach writes them with this port, the server answers there
     try:
         env = {
             **os.environ,
+            "PASSHAT_VIEW_PORT": str(links_port),
             "PATH": os.pathsep.join([str(NODE_BIN), os.environ["PATH"]]),
             "PASSHAT_FAKE_MODEL_URL": server.url,
             "PASSHAT_TASKS": TASK,
@@ -160,17 +166,44 @@ def viewed(tmp_path_factory):
                             cwd=work, capture_output=True, text=True, check=True)  # fmt: skip
 
     shots = work / "screenshots"
-    with promptfoo_view(home, work / "view.log") as base:
-        listening = listening_addresses(int(base.rsplit(":", 1)[1]))
-        seen = run_browser_script(
-            "promptfoo_view", base, results["evalId"], REPEAT, "--screenshots", shots, "--cells", READ_ROWS,
-            timeout=300,
-        )  # fmt: skip
+    links = subprocess.Popen([sys.executable, "-m", "passhat", "view", "--links-only"], cwd=work, stderr=subprocess.PIPE,
+                             env={**os.environ, "PASSHAT_VIEW_PORT": str(links_port)}, text=True)  # fmt: skip
+    try:
+        assert links.stderr is not None and "served read-only on http://127.0.0.1:" in links.stderr.readline()
+        with promptfoo_view(home, work / "view.log") as base:
+            listening = listening_addresses(int(base.rsplit(":", 1)[1])) | listening_addresses(links_port)
+            seen = run_browser_script(
+                "promptfoo_view", base, results["evalId"], REPEAT, "--screenshots", shots, "--cells", READ_ROWS,
+                "--links", f"http://127.0.0.1:{links_port}", timeout=300,
+            )  # fmt: skip
+    finally:
+        links.terminate()
+        links.wait(timeout=30)
+        links.stderr.close()
+    if os.environ.get("PASSHAT_SHOTS"):
+        shutil.copytree(shots, Path(os.environ["PASSHAT_SHOTS"]) / "viewer", dirs_exist_ok=True)
     return Viewed(results, seen, listening, shots, json.loads(report.stdout))
 
 
 def test_the_viewer_listens_on_loopback_only(viewed):
     assert viewed.listening == {"0100007F"}, f"promptfoo view listens on {viewed.listening} (hex), not 127.0.0.1 only"
+
+
+def test_a_trials_transcript_diff_and_tests_output_open_in_one_click(viewed):
+    """The first cell's Metadata tab: `open_transcript`, `open_diff`, `open_tests_output` are links (promptfoo links
+    a URL value); a click opens a tab with the file's text, served by `passhat view`. A file:// link on the same
+    http page opens nothing: Chromium refuses it."""
+    (cell,) = [c for c in viewed.seen["cells"] if c["row"] == 0 and c["column"] == 0]
+    meta = cell["metadata"]
+    opened = viewed.seen["opened"]
+    assert set(opened) == {"open_transcript", "open_diff", "open_tests_output"}, (opened.keys(), viewed.shots)
+    for key, file in (("open_transcript", meta["transcript_path"]), ("open_diff", meta["patch_path"]),
+                      ("open_tests_output", str(Path(meta["transcript_path"]).parent / "tests-output.txt"))):  # fmt: skip
+        assert opened[key]["url"] == meta[key]
+        assert opened[key]["text"].strip() == Path(file).read_text().strip(), key
+    assert "passhat canary" in opened["open_tests_output"]["text"]  # the whole output: the canaries kept on disk
+    probe = viewed.seen["fileProbe"]
+    assert probe["tabOpened"] is False and "Not allowed to load local resource" in probe["refused"], probe
 
 
 def test_each_trial_has_one_result_cell_with_its_own_metadata(viewed):
@@ -306,6 +339,17 @@ def test_the_evaluation_tab_lists_each_grader_with_its_verdict(viewed):
         expected = [(c["assertion"].get("metric") or "", c["pass"], to_fixed(c["score"])) for c in graded]
         shown = [(e["Metric"], e["Pass"], e["Score"]) for e in cells[key]["evaluation"]]
         assert shown == expected, key
+
+
+def test_passhats_canary_never_shows_in_a_result(viewed):
+    """The graders' reasons (a cell's text, its Evaluation tab) name the task's tests only: passhat's canary tests
+    and their traces stay in the tests grader's whole output on disk (open_tests_output)."""
+    for key, row in viewed.rows().items():
+        assert "passhat canary" not in json.dumps(row["gradingResult"]), key
+    failed = [r for r in viewed.rows().values() if not r["success"]]
+    assert failed and all("(passhat's canary tests left out" in json.dumps(r["gradingResult"]) for r in failed)
+    for cell in viewed.seen["cells"]:
+        assert not [e for e in cell["evaluation"] if "passhat canary" in e["Reason"]], cell["evaluation"]
 
 
 def test_the_page_renders_without_errors_and_stays_on_loopback(viewed):
