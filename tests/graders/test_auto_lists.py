@@ -109,6 +109,11 @@ def test_auto_lists_leave_out_flaky_and_broken_tests_and_are_computed_once(tmp_p
     patch = tmp_path / "solution.diff"
     patch.write_bytes(task.solution.read_bytes())
     metadata = {"task_dir": str(folder), "base_dir": str(base.path), "patch_path": str(patch)}
+
+    def not_loaded(path: Path) -> None:
+        raise AssertionError(f"the task at {path} was loaded: the lists are found by the trial's base folder")
+
+    monkeypatch.setattr("passhat.tasks.load_task", not_loaded)  # a cache hit reads no task.yaml, hashes no repo
     result = run_grader(task.graders[0], metadata)
     assert result["pass"] is True, result["reason"]
     assert "FAIL_TO_PASS 1/1, PASS_TO_PASS 1/1" in result["reason"]

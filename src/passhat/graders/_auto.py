@@ -82,9 +82,14 @@ def classify(before: Sequence[Mapping[str, str]], after: Sequence[Mapping[str, s
 
 def cache_file(task: Task, grader: Mapping[str, Any], cache_root: Path) -> Path:
     """`<cache_root>/test-lists/<id>-<version>-<hash of the grader's run settings>.json`."""
+    return version_cache_file(f"{task.id}-{task.version}", grader, cache_root)
+
+
+def version_cache_file(task_version: str, grader: Mapping[str, Any], cache_root: Path) -> Path:
+    """The same file named by `<id>-<version>`, as a trial's base folder is named: found without loading the task."""
     settings = {key: grader[key] for key in _RUN_KEYS if key in grader}
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
-    return cache_root / "test-lists" / f"{task.id}-{task.version}-{digest}.json"
+    return cache_root / "test-lists" / f"{task_version}-{digest}.json"
 
 
 def read_cached(file: Path) -> TestLists | None:

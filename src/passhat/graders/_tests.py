@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from passhat.common._errors import SandboxError, TaskError
 from passhat.common._lock import locked
-from passhat.graders._auto import AUTO, TestLists, cache_file, classify, read_cached, wants_auto
+from passhat.graders._auto import AUTO, TestLists, cache_file, classify, read_cached, version_cache_file, wants_auto
 from passhat.graders._common import Grade, show_path
 from passhat.graders._globs import DEFAULT_PROTECTED, matches
 from passhat.graders._junit import JUnitError, Report, disagreement, parse_junit
@@ -205,10 +205,12 @@ def _listed_verdict(config: Mapping[str, Any], results: Mapping[str, str]) -> tu
 
 
 def _resolve_auto(outcome: TrialOutcome, config: dict) -> dict:
-    """`auto` lists replaced by the computed ones (cached per task version: check-task's work is reused)."""
+    """`auto` lists replaced by the computed ones (cached per task version: check-task's work is reused). The
+    cache is looked up by the trial's base folder (`<id>-<version>`) first: the task is loaded only to compute."""
     from passhat.tasks import load_task
 
-    lists = compute_test_lists(load_task(outcome.task_dir), config, outcome.cache_root.parent)
+    cached = read_cached(version_cache_file(outcome.base_dir.name, config, outcome.cache_root))
+    lists = cached or compute_test_lists(load_task(outcome.task_dir), config, outcome.cache_root.parent)
     resolved = dict(config)
     for key, found in (("fail_to_pass", lists.fail_to_pass), ("pass_to_pass", lists.pass_to_pass)):
         if config.get(key) == AUTO:
