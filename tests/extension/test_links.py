@@ -81,3 +81,18 @@ def test_the_server_shows_an_artifact_as_text_and_nothing_else(tmp_path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_passhat_view_says_when_its_port_is_taken(tmp_path, monkeypatch, capsys):
+    from passhat.cli import main
+
+    number = _free_port()
+    taken = serve(number)
+    try:
+        monkeypatch.setenv(PORT_ENV, str(number))
+        assert main(["view", "--links-only"]) == 2
+    finally:
+        taken.shutdown()
+        taken.server_close()
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"passhat: error: 127.0.0.1:{number} is taken") and PORT_ENV in line, line

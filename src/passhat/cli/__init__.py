@@ -120,7 +120,7 @@ COMMANDS = {  # name: (module, one-line help)
         "per-task change in pass rate between two results files (or two providers in one)",
     ),
     "drift": ("passhat.cli.drift", "append an eval to the score history (SQLite) and flag quality drift"),
-    "view": ("passhat.cli.view", "promptfoo view, with each trial's transcript and diff one click away"),
+    "view": ("passhat.cli.report", "promptfoo view, with each trial's transcript and diff one click away"),
     "validate": (
         "passhat.cli.validate",
         "check promptfooconfig.yaml, its providers' config and tasks before any trial",

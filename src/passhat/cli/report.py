@@ -3,6 +3,11 @@
 An eval in which no trial passed or failed (every one an infra error, or a judge that could not be read) measured
 nothing: the report says so on stderr and exits 1, gates or not — `promptfoo eval`'s own exit code is promptfoo's
 (passhat's afterAll hook cannot set it), so CI gates on this command.
+
+`passhat view [-- PROMPTFOO VIEW ARGS]` (this module too): `promptfoo view` (found as `npx promptfoo` finds it) with
+each trial's transcript and diff a click away: the viewer's Metadata tab links `open_transcript`, `open_diff` (and
+the tests grader's whole output) to a read-only server on 127.0.0.1 ($PASSHAT_VIEW_PORT, default 15501) run here
+until promptfoo view exits; `--links-only` serves the links alone (logic in passhat.extension._links).
 """
 
 from __future__ import annotations
@@ -22,6 +27,12 @@ HELP = "pass@k / pass^k, intervals, flakiness and gates per task and provider fr
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    if parser.prog.split()[-1] == "view":
+        parser.add_argument("--links-only", action="store_true",
+                            help="serve the trials' links alone (until Ctrl+C), beside a promptfoo view started otherwise")  # fmt: skip
+        parser.add_argument("promptfoo_args", nargs=argparse.REMAINDER, metavar="-- PROMPTFOO VIEW ARGS",
+                            help="passed to promptfoo view, e.g. -- --port 15500 --yes")  # fmt: skip
+        return
     parser.add_argument("results", help="promptfoo eval -o results.json (or results.jsonl)")
     parser.add_argument("--k", type=k_list, default=(1, 3, 5, 10), help="comma-separated ks (default 1,3,5,10)")
     parser.add_argument("--format", choices=REPORT_FORMATS, default="table")
@@ -71,6 +82,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.command == "view":
+        return _view(args.links_only, list(args.promptfoo_args))
     buffer = io.StringIO()
     out = sys.stdout if args.output is None else buffer
     code = run_report(
@@ -85,3 +98,37 @@ def run(args: argparse.Namespace) -> int:
         print(f"passhat: {nothing}", file=sys.stderr)
         return max(code, 1)
     return code
+
+
+def _view(links_only: bool, extra: list[str]) -> int:
+    import os
+    import subprocess
+    import threading
+
+    from passhat.common._errors import PasshatError
+    from passhat.extension._links import HOST, PORT_ENV, port, serve
+    from passhat.rounds._run import _promptfoo
+
+    env = dict(os.environ)
+    try:
+        number = port(env)
+    except ValueError as error:
+        raise PasshatError(str(error)) from None
+    command = None if links_only else [_promptfoo(env), "view", *(extra[1:] if extra[:1] == ["--"] else extra)]
+    try:
+        server = serve(number)
+    except OSError as error:
+        msg = (f"{HOST}:{number} is taken ({error.strerror}): another passhat view? Stop it, or set ${PORT_ENV} to a "
+               "free port for the eval and the view alike (the links carry the port)")  # fmt: skip
+        raise PasshatError(msg) from None
+    print(f"passhat: the trials' transcripts and diffs open from the viewer's Metadata tab (open_transcript, "
+          f"open_diff), served read-only on http://{HOST}:{number}", file=sys.stderr, flush=True)  # fmt: skip
+    try:
+        if command is None:
+            threading.Event().wait()
+            return 0
+        return subprocess.run(command, env=env, check=False).returncode
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        server.shutdown()
