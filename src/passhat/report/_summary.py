@@ -139,22 +139,9 @@ class _Group:
     gamed: int = 0
     scanned: int = 0
     gamed_passes: int = 0
-    COUNTS: ClassVar[tuple[str, ...]] = (
-        "n",
-        "passes",
-        "errors",
-        "turn_sum",
-        "turns",
-        "clean_exits",
-        "health_reported",
-        "unscored",
-        "judged",
-        "scored_cost_passes",
-        "scripted",
-        "gamed",
-        "scanned",
-        "gamed_passes",
-    )
+    COUNTS: ClassVar[tuple[str, ...]] = ("n", "passes", "errors", "turn_sum", "turns", "clean_exits", "health_reported",
+                                         "unscored", "judged", "scored_cost_passes", "scripted", "gamed", "scanned",
+                                         "gamed_passes")  # fmt: skip
     LISTS: ClassVar[tuple[str, ...]] = ("costs", "scored_costs", "durations", "repeats", "cut_off")
 
     def add(self, trial: Trial) -> None:
