@@ -34,7 +34,7 @@ from conftest import ROOT, TASKS
 
 from passhat.common._errors import GradingInfraError
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 # before Ray is imported: Ray reads it once, and otherwise turns 127.0.0.1 into the machine's outward address
 os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 ray = pytest.importorskip("ray")

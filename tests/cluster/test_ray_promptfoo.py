@@ -45,6 +45,7 @@ from passhat.trial._sandbox import reap_sandboxes
 
 pytestmark = [
     pytest.mark.e2e,
+    pytest.mark.slow,
     pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs ray: pip install -e '.[ray]'"),
 ]
 RUN = ("py-median", "py-rename-var")

@@ -17,6 +17,7 @@ from passhat.fake_model import start_in_thread
 
 pytestmark = [
     pytest.mark.e2e,
+    pytest.mark.slow,
     pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs ray: pip install -e '.[ray]'"),
 ]
 

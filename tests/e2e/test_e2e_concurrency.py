@@ -16,7 +16,7 @@ from conftest import ROOT, TASKS
 
 from passhat.fake_model import start_in_thread
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 TRIALS = 100
 
 

@@ -24,7 +24,7 @@ from conftest import ROOT, TASKS
 from passhat.cli import main
 from passhat.fake_model import start_in_thread
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 RUN = ("node-slugify", "py-median")
 REPEAT = 10
 JOBS = 2

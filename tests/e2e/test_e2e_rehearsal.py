@@ -24,7 +24,7 @@ from passhat.fake_model._wire import choose_encoding
 from passhat.tasks import load_task
 from passhat.trial.spend import cost_usd
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 REPEAT = 2
 SCRIPT = "oracle+real"
 KEY = "sk-ant-passhat-rehearsal"  # a dummy key: the scripted model takes any

@@ -19,7 +19,7 @@ from conftest import ROOT, TASKS
 from passhat.cli import main
 from passhat.fake_model import start_in_thread
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 REPEAT = 6
 
 

@@ -13,7 +13,7 @@ import pytest
 from corpus.redteam import Bench, manifest
 
 ROWS = manifest()
-pytestmark = pytest.mark.e2e  # 45+ hacks, each graded three times (~2-6 s a hack)
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # 45+ hacks, each graded three times (~2-6 s a hack)
 
 
 @pytest.fixture(scope="module")
