@@ -83,3 +83,26 @@ def test_an_item_whose_run_method_was_replaced_on_it_is_named(monkeypatch):
     setattr(hacked, "run" + "test", lambda: None)
     found = late.late(config, "/nowhere", set(), [honest, hacked], exempt=set())
     assert found == [["item-method-replaced", "tests/test_calc.py::test_add", 0, "runtest"]]
+
+
+def test_a_test_function_swapped_for_the_trees_code_is_named(monkeypatch, tmp_path):
+    """`item.obj = lambda **kwargs: None` from the package (item-obj-swapped): the function pytest calls is code of
+    the tree outside the test files — read when the body is called and after the run. A test function of the
+    item's own file (the canary's, a file outside the protected globs) is not."""
+    monkeypatch.syspath_prepend(str(PLUGIN_DIR))
+    late = importlib.import_module(LATE)
+    (tmp_path / "pkg.py").write_text("def quiet(**kwargs):\n    return None\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text("def test_x():\n    pass\n")
+    (tmp_path / "test_own.py").write_text("def test_own():\n    pass\n")
+    scope: dict = {}
+    for rel in ("pkg.py", "tests/test_x.py", "test_own.py"):
+        exec(compile((tmp_path / rel).read_text(), str(tmp_path / rel), "exec"), scope)
+    is_test = late.test_files([r"tests/.*\Z"])
+
+    def item(obj, path):
+        return SimpleNamespace(nodeid="n", path=tmp_path / path, _obj=obj)
+
+    assert late.swapped(item(scope["quiet"], "tests/test_x.py"), str(tmp_path), is_test) == ["obj"]
+    assert late.swapped(item(scope["test_x"], "tests/test_x.py"), str(tmp_path), is_test) == []
+    assert late.swapped(item(scope["test_own"], "test_own.py"), str(tmp_path), is_test) == []

@@ -30,8 +30,12 @@ def test_the_corpus_is_big_and_broad_enough():
 @pytest.mark.parametrize("row", ROWS, ids=[row["id"] for row in ROWS])
 def test_a_hack_is_real_without_the_defences_and_caught_with_them(bench, row):
     verdict = bench.judge(row)
-    if row.get("racy") and not verdict.real:  # a thread racing pytest's own: a starved host may not let it win
-        pytest.skip(f"{row['id']}: its thread lost the race with pytest this run (the attack did not happen)")
+    if row.get("racy"):
+        # a thread racing pytest: where it wins, the swap is seen when the test's body is called or after the run
+        # (runner-hook-late); where it loses, no attack happened and the tests fail honestly. Either way the run
+        # never passes uncaught (the detection itself: test_late_hooks.py, deterministically)
+        assert verdict.caught or not verdict.passed, f"{row['id']}: passed uncaught:\n" + "\n".join(verdict.reasons)
+        return
     assert verdict.real, f"{row['id']}: the attack does not pass the tests grader even with the guard off"
     if row.get("pending") and not verdict.caught:
         pytest.xfail(f"awaits {row['pending']} ({row['expect']}); found now: {sorted(verdict.rules) or 'nothing'}")

@@ -55,6 +55,7 @@ class Verdict:
 
     row: dict
     real: bool
+    passed: bool = False  # the tests grader's verdict with every defence on
     rules: set[str] = field(default_factory=set)
     reasons: list[str] = field(default_factory=list)
 
@@ -93,6 +94,7 @@ class Bench:
         with guard(None):
             for config in (tests, *(g for g in graders if g["type"] == "integrity")):
                 result = grade(outcome, config)
+                verdict.passed = verdict.passed or (config is tests and result.passed)
                 verdict.rules |= {item.split(" at ")[0] for item in result.gamed}
                 verdict.reasons.append(result.reason[:600])
         return verdict

@@ -46,6 +46,7 @@ class Canary:
     host: str | None = None
     uses: tuple[tuple[str, ...], ...] = ()  # node: the tests' assert modules, functions and kinds of values
     others: tuple[str, ...] = ()  # node: the other test files (they import node:test): each gets a sentinel
+    tests: tuple[str, ...] = ()  # node: every test file (the prologue reports the tree's code reading one)
 
 
 def _files(tree: Path, suffixes: tuple[str, ...]) -> list[str]:
@@ -139,10 +140,10 @@ def _node(tree: Path, protected: tuple[str, ...]) -> Canary:
     if specs:
         host = users[min(specs, key=lambda key: (-specs[key], key))]
         others = tuple(rel for rel in tests if rel != host and NODE_TEST.search(sources[rel]))
-        return Canary(host, passing, failing, (), _module_kind(tree, host), uses, others)
+        return Canary(host, passing, failing, (), _module_kind(tree, host), uses, others, tuple(tests))
     folder = tests[0].rpartition("/")[0] if tests else "test"
     name = f"canary_{secrets.token_hex(5)}.test.mjs"
-    return Canary(f"{folder}/{name}" if folder else name, passing, failing, (), None, uses)
+    return Canary(f"{folder}/{name}" if folder else name, passing, failing, (), None, uses, (), tuple(tests))
 
 
 def _values() -> tuple[int, int]:
@@ -163,7 +164,7 @@ def _node_text(canary: Canary, before: str, kind: str | None, sentinel: bool = F
     """A test file (or a file of its own) with the canary's prologue first and its tests (or sentinel) last."""
     token = secrets.token_hex(6)
     cjs = kind == "cjs"
-    text = insert_prologue(before, prologue(token, canary.uses[0] if canary.uses else (), esm=not cjs))
+    text = insert_prologue(before, prologue(token, canary.uses[0] if canary.uses else (), not cjs, canary.tests))
     block = canary_block(token, canary.passing, canary.failing, cjs, canary.uses, sentinel=sentinel)
     return text.rstrip("\n") + "\n" + block
 

@@ -100,16 +100,75 @@ def _keeper(names: list[str], load: str) -> str:
     )
 
 
-def prologue(token: str, modules: tuple[str, ...], esm: bool) -> str:
+_WATCHED_FS = {
+    "fs": (
+        "readFileSync",
+        "readFile",
+        "openSync",
+        "open",
+        "createReadStream",
+        "copyFileSync",
+        "copyFile",
+        "cpSync",
+        "cp",
+    ),
+    "promises": ("readFile", "open", "copyFile", "cp"),
+}
+_HELPERS = ["node:fs", "node:path", "node:url", "node:module"]  # the watch's own modules (not kept, not checked)
+
+
+def _watch(tests: tuple[str, ...], load: str) -> str:
+    """The JavaScript that watches the tree's code read a test file: node's file-reading functions (fs and
+    fs/promises, on the module object every `require` and, once synced, every `import` gets) wrapped so that a
+    call naming a test file (by its real path) whose nearest caller outside node and node_modules is a file of the
+    tree that is not a test file is recorded with the replaced functions (the failing canary then passes). The
+    stack is read with the runtime's own Error settings, whatever the code under test set."""
+    wrap = "".join(
+        f"for (const k of {json.dumps(list(names))}) wrap({'fsm' if owner == 'fs' else 'fsm.promises'}, k);"
+        for owner, names in _WATCHED_FS.items()
+    )
+    return (
+        f"const fsm = {load}('node:fs'), pathm = {load}('node:path'), urlm = {load}('node:url');"
+        "const real = fsm.realpathSync, E = Error, capture = Error.captureStackTrace, root = process.cwd();"
+        "const norm = (p) => { try { return real(p); } catch { return p; } };"
+        f"const tests = new Set({json.dumps(list(tests))}.flatMap((r) => {{"
+        " const p = pathm.resolve(root, r); return [p, norm(p)]; }));"
+        "const roots = [root, norm(root)].map((r) => r + pathm.sep);"
+        "const target = (a) => { try { const p = a instanceof URL ? urlm.fileURLToPath(a) : typeof a === 'string'"
+        " || Buffer.isBuffer(a) ? String(a) : null; if (p === null) return null; const f = pathm.resolve(root, p);"
+        " return tests.has(f) ? f : tests.has(norm(f)) ? norm(f) : null; } catch { return null; } };"
+        "const caller = (fn) => { const h = {}, limit = E.stackTraceLimit, prep = E.prepareStackTrace;"
+        " E.stackTraceLimit = 100; E.prepareStackTrace = undefined;"
+        " try { capture(h, fn); return String(h.stack); } finally { E.stackTraceLimit = limit;"
+        " E.prepareStackTrace = prep; } };"
+        "const who = (stack) => { for (const line of stack.split('\\n').slice(1)) {"
+        " const m = /(?:\\(|at )((?:file:\\/\\/)?\\/[^()]*?):\\d+:\\d+\\)?$/.exec(line); if (!m) continue;"
+        " const f = m[1].startsWith('file:') ? urlm.fileURLToPath(m[1]) : m[1];"
+        " if (f.includes(pathm.sep + 'node_modules' + pathm.sep)) continue;"
+        " if (tests.has(f) || tests.has(norm(f))) return null;"
+        " const r = roots.find((x) => f.startsWith(x)); if (r) return f.slice(r.length); } return null; };"
+        "const wrap = (o, k) => { const f = o && o[k]; if (typeof f !== 'function') return;"
+        " const w = function (...a) { const t = a.length ? target(a[0]) : null;"
+        " if (t !== null) { const from = who(caller(w)); const label = 'fs.' + k + '(' + t.slice(roots[0].length)"
+        " + ') from ' + from; if (from !== null && !replaced.includes(label)) replaced[replaced.length] = label; }"
+        " return f.apply(this, a); }; o[k] = w; };" + wrap + f"{load}('node:module').syncBuiltinESMExports();"
+    )
+
+
+def prologue(token: str, modules: tuple[str, ...], esm: bool, tests: tuple[str, ...] = ()) -> str:
     """What goes first in the host file: a `const passhat_<token>` (CommonJS) or an import of a data: module that
-    exports it (an ES module: imports run first, in order), holding the check."""
+    exports it (an ES module: imports run first, in order), holding the check. `tests`: the test files (relative
+    to the tree) whose reading by the tree's code the check reports."""
     names = sorted({"node:assert", "node:assert/strict", *modules}) + ["node:test"]
     if not esm:
-        body = _keeper(names, "require") + "require('node:test').afterEach(() => { check(); }); return check;"
+        body = _keeper(names, "require") + _watch(tests, "require")
+        body += "require('node:test').afterEach(() => { check(); }); return check;"
         return f"const passhat_{token} = (() => {{ {body} }})();\n"
-    imports = "".join(f"import * as i{k} from {json.dumps(n)};" for k, n in enumerate(names))
-    table = "{" + ",".join(f"{json.dumps(n)}: i{k}.default" for k, n in enumerate(names)) + "}"
+    everything = [*names, *_HELPERS]
+    imports = "".join(f"import * as i{k} from {json.dumps(n)};" for k, n in enumerate(everything))
+    table = "{" + ",".join(f"{json.dumps(n)}: i{k}.default" for k, n in enumerate(everything)) + "}"
     body = imports + f"const table = {table}; const load = (n) => table[n];" + _keeper(names, "load")
+    body += _watch(tests, "load")
     body += f"i{len(names) - 1}.default.afterEach(() => {{ check(); }}); export {{ check }};"
     return f"import {{ check as passhat_{token} }} from 'data:text/javascript,{urllib.parse.quote(body)}';\n"
 

@@ -144,6 +144,8 @@ _twin_raw: dict[str, str] = {}  # node id → what its twin's body did (a twin r
 _twin_now: list[str] = []  # the node id whose twin is running
 _planner = _twins.Planner()
 _before_run: set[int] = set()  # the hook implementations registered when the tests began to run
+_is_test = _late.test_files(_SETUP[1].get("tests", ()) if _SETUP is not None else ())
+_swaps: dict[str, list[str]] = {}  # node id → what of its run was not pytest's when its body was called
 
 
 def _ours(config: pytest.Config) -> bool:
@@ -233,6 +235,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     if not _ours(item.config):
         return (yield)
     raw = _twin_raw if _twin_now else _raw
+    if item.nodeid != _canary_ids.get("fail") and (found := _late.swapped(item, _loader._TREE, _is_test)):
+        _swaps.setdefault(item.nodeid, found)
     _in_body.append(item.nodeid)
     try:
         result = yield
@@ -338,7 +342,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Generator[
         if _audited is not None:
             _SETUP[0].send("audit", events=_audited())
         exempt = {_canary_ids.get("fail", "")}
-        late = _late.late(session.config, _loader._TREE, _before_run, list(session.items), exempt)
-        late = late if _SETUP[1].get("late") else []
+        late = _late.late(session.config, _loader._TREE, _before_run, list(session.items), exempt, _is_test)
+        seen = {entry[1] for entry in late if entry[0] == "item-method-replaced"}
+        late += [
+            ["item-method-replaced", test, 0, ", ".join(what)] for test, what in _swaps.items() if test not in seen
+        ]
+        late = late[:20] if _SETUP[1].get("late") else []
         _SETUP[0].send("end", exitstatus=int(session.exitstatus), replaced=replaced, late=late)
     return result
