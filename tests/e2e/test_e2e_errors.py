@@ -1,7 +1,7 @@
 """Errors that read once, met through a real `promptfoo eval` of a project as `passhat init` lays it out (one entry
 file, its tests generator): a task.yaml with a typo is one line per trial (no Python or Node trace), the other
-tasks' tests still generated; and `passhat report` of an eval in which every trial was an infra error says it
-measured nothing and exits 1 (promptfoo's own exit code is not passhat's to set)."""
+tasks' tests still generated; and an eval in which every trial was an infra error ends its afterAll block saying it
+measured nothing, and `passhat report` of it says so and exits 1 (promptfoo's own exit code is not passhat's to set)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ providers:
   - id: file://passhat_promptfoo.py
     label: cc
 tests: file://passhat_promptfoo.py:generate_tests
+extensions: [file://passhat_promptfoo.py:afterAll]
 """
 REPEAT = 2
 
@@ -46,6 +47,12 @@ def test_a_task_yaml_typo_is_one_line_per_trial_and_the_report_says_nothing_was_
     assert "Traceback" not in shown and "Stack Trace" not in shown, shown[-3000:]
     said = f"passhat: error: {spec}: field 'tier' is missing"
     assert sum(said in line for line in shown.splitlines()) == REPEAT, shown[-3000:]  # one line per trial
+
+    # promptfoo's own block ends with what afterAll printed: it measured nothing (promptfoo's exit code is its own)
+    (nothing,) = [line for line in shown.splitlines() if line.startswith("passhat: measured nothing")]
+    assert f"none of the {REPEAT} trial(s) passed or failed" in nothing and "field 'tier' is missing" in nothing
+    after = shown.splitlines()[shown.splitlines().index(nothing) + 1]
+    assert "exit code is not passhat's to set" in after and "`passhat report`" in after, after
 
     report = subprocess.run([sys.executable, "-m", "passhat", "report", "results.json"], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=120)  # fmt: skip
