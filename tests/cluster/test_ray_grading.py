@@ -43,7 +43,6 @@ CLEAN_RUN = {"status": "ok", "is_error": False, "subtype": "success", "permissio
 _DURATION = re.compile(r"\d+(\.\d+)?\s*(ms|s|sec|seconds)\b|duration_ms[^\n]*")
 _PATH = re.compile(r"[^\s'\"]*/[^\s'\"]*")  # a word holding a slash (pytest may cut it: "f...st-of-root/x")
 _ADDRESS = re.compile(r"\b(0x)?[0-9a-f]{8,}\b")  # objects' ids in a failing test's repr (cut: no 0x)
-TAIL = 1500  # characters of the command's output a grade's reason keeps (passhat.graders._tests)
 
 
 def _free_port() -> int:
@@ -108,12 +107,13 @@ def _verdict(grade) -> tuple:
 
 
 def _output(grade) -> list[str]:
-    """The command's output tail, durations, paths and object ids masked. A tail cut to its last TAIL characters loses its first
-    line: the paths here and on the node differ in length, so the cut falls mid-line at a different place."""
+    """The command's output tail, durations, paths and object ids masked, less its first line: a tail cut to its last N
+    characters (before passhat's canaries are left out of it, so it may be shorter now) starts mid-line, and
+    the paths here and on the node differ in length, so the cut falls at a different place."""
     _, _, tail = grade.reason.partition("Output tail:\n")
     lines = _ADDRESS.sub("0x", _PATH.sub("PATH", _DURATION.sub("T", tail)))
     lines = _CANARY.sub("CANARY", lines).splitlines()  # the runner guard's canaries: fresh names and values per run
-    return lines[1:] if len(tail) >= TAIL else lines
+    return lines[1:]
 
 
 def _diff(here, there) -> str:

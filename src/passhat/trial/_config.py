@@ -131,33 +131,13 @@ class ProviderConfig:
         return self.state_dir / "artifacts"
 
 
-_FIELDS: dict[str, type | tuple[type, ...]] = {
-    "model": str,
-    "allowed_tools": list,
-    "disallowed_tools": list,
-    "permission_mode": str,
-    "max_turns": int,
-    "max_budget_usd": (int, float),
-    "append_system_prompt": str,
-    "claude_md": str,
-    "setting_sources": list,
-    "bare": bool,
-    "timeout_s": (int, float),
-    "fake_model_url": str,
-    "fake_script": str,
-    "tasks_dir": str,
-    "state_dir": str,
-    "keep_sandbox": bool,
-    "env": dict,
-    "max_retries": int,
-    "api_timeout_s": (int, float),
-    "isolation": str,
-    "limits": dict,
-    "unreachable_after": int,
-    "auth": dict,
-    "settings": str,
-    "mcp_servers": dict,
-}
+_FIELDS: dict[str, type | tuple[type, ...]] = {  # the provider config's fields and their YAML types
+    "model": str, "allowed_tools": list, "disallowed_tools": list, "permission_mode": str, "max_turns": int,
+    "max_budget_usd": (int, float), "append_system_prompt": str, "claude_md": str, "setting_sources": list,
+    "bare": bool, "timeout_s": (int, float), "fake_model_url": str, "fake_script": str, "tasks_dir": str,
+    "state_dir": str, "keep_sandbox": bool, "env": dict, "max_retries": int, "api_timeout_s": (int, float),
+    "isolation": str, "limits": dict, "unreachable_after": int, "auth": dict, "settings": str, "mcp_servers": dict,
+}  # fmt: skip
 _PROMPTFOO_KEYS = {"basePath", "workers", "timeout", "pythonExecutable"}
 
 
