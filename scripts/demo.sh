@@ -83,4 +83,4 @@ echo
 echo "demo: in a new shell, put passhat and promptfoo on PATH first, then read or browse the results:"
 printf '  . %q\n' "$PWD/activate"
 printf '  passhat report %q --k 1,3,5,10\n' "$results"
-echo "  promptfoo view"
+echo "  passhat view"  # promptfoo view, with each trial's transcript and diff one click away

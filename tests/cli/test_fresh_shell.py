@@ -69,7 +69,7 @@ def test_the_printed_activation_and_report_work_in_a_new_shell(demo, tmp_path):
     home, results, commands = demo
     activate, report, view = commands
     assert activate == f". {ROOT / 'activate'}"
-    assert report == f"passhat report {results} --k 1,3,5,10" and view == "promptfoo view"
+    assert report == f"passhat report {results} --k 1,3,5,10" and view == "passhat view"
     script = f"set -e\n{activate}\n{report}\npromptfoo --version\nnode --version\n"
     done = subprocess.run(["bash", "--noprofile", "--norc", "-c", script], cwd=tmp_path, env=fresh_shell(home),
                           capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
@@ -79,15 +79,17 @@ def test_the_printed_activation_and_report_work_in_a_new_shell(demo, tmp_path):
     assert node.startswith("v22."), node  # the pinned Node that promptfoo 0.123 needs, not the system's
 
 
-def test_the_printed_promptfoo_view_serves_the_demo_eval_in_a_new_shell(demo, tmp_path):
+def test_the_printed_view_serves_the_demo_eval_in_a_new_shell(demo, tmp_path):
+    """`passhat view` (promptfoo view, with the trials' links served beside it) as the demo prints it."""
     home, results, commands = demo
     activate, _, view = commands
     port = free_port()
     # promptfoo 0.123.1 listens on every interface: the tests' preload binds it to 127.0.0.1 (browser_helpers)
-    env = fresh_shell(home, NODE_OPTIONS=f"--import={(SCRIPTS / '_loopback.mjs').as_uri()}")
+    env = fresh_shell(home, NODE_OPTIONS=f"--import={(SCRIPTS / '_loopback.mjs').as_uri()}",
+                      PASSHAT_VIEW_PORT=str(free_port()))  # fmt: skip
     log = tmp_path / "view.log"
     with log.open("w") as out:
-        server = subprocess.Popen(["bash", "--noprofile", "--norc", "-c", f"{activate}\nexec {view} --port {port} --no"],
+        server = subprocess.Popen(["bash", "--noprofile", "--norc", "-c", f"{activate}\nexec {view} -- --port {port} --no"],
                                   cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                   start_new_session=True)  # fmt: skip
     base = f"http://127.0.0.1:{port}"
