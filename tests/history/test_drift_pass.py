@@ -86,3 +86,18 @@ def test_the_viewers_running_figures_are_not_stored(tmp_path: Path, capsys: pyte
     assert code == 2
     err = capsys.readouterr().err
     assert "no row has namedScores.Δsuite_pass_hat_10; named scores there: judge, judge.clarity, tests;" in err
+
+
+def test_an_eval_that_measured_nothing_exits_1_saying_so_and_stays_out_of_the_history(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = Path(outcomes(tmp_path, "e1", 1, 0, 4))
+    data = json.loads(path.read_text())
+    for row in data["results"]["results"]:  # every trial an infra error
+        row.update(success=False, failureReason=2, error="API Error: 403 forbidden")
+    path.write_text(json.dumps(data))
+    db = tmp_path / "h.db"
+    assert main(["drift", str(path), "--db", str(db)]) == 1
+    err = capsys.readouterr().err
+    assert "passhat drift: measured nothing: none of the 4 trial(s) passed or failed" in err and "403" in err
+    assert not db.exists()  # nothing appended
