@@ -1,21 +1,21 @@
-"""What the runner guard costs a tests-grader run: canaries, passhat's pytest plugin and its result channel, the
-perturbed-expectation twins and the audit hook (issue 30: all of it with the scan at most 10% of the tests grader's
-time, summed over the shipped tasks).
+"""What the whole integrity defence costs a tests-grader run (issue 30: twins, audit hook, canaries, channel, late
+hooks and the scan together at most 10% of the tests grader's time, summed over the shipped tasks).
 
-For each task (default: every shipped task with a tests grader), grades the reference
-solution with the task's tests grader --rounds times with the guard on and as often with PASSHAT_RUNNER_GUARD=off,
-alternating (on, off, on, off, …) after one untimed warm-up of each, and prints the median and the best wall time
-of a grader run both ways, the overhead (on − off) and the ratio on/off. Target (issue 22): overhead ≤ 5% of the tests
-grader's time (issue 30: ≤ 10% with the scan). Every run must pass, or the benchmark stops without a figure. Wall times are noisy on a shared
-machine: on a loaded host give it two runs, or more rounds. With PASSHAT_GRADER_ISOLATION=none (the command a
-plain child of this process) it also prints CPU seconds, steadier; under bwrap the command's CPU is not counted
-here (its processes are reaped inside their own PID namespace).
+CPU seconds, not wall time (the machine is shared): each grader run is timed as this process's and its reaped
+children's CPU (resource.getrusage RUSAGE_SELF + RUSAGE_CHILDREN: the command's whole process tree, waited for).
+Under bwrap the command's processes are reaped inside their own PID namespace and not counted here, so the bench
+runs the graders with PASSHAT_GRADER_ISOLATION=none (the guard's work is the same either way).
 
-    .venv/bin/python bench/integrity_cost.py [--tasks py-median node-slugify] [--rounds 7] [--json] [--with-scan]
+For each task (default: every shipped task with a tests grader whose reference passes it), the reference solution
+is graded with the task's tests grader with every defence on and with PASSHAT_RUNNER_GUARD=off, alternating (the
+order flipped each round) after one untimed warm-up of each; the medians of --rounds runs are compared. The scan:
+the integrity grader timed in a fresh interpreter after the tests grader ran there (its imports included, as a
+trial pays it), CPU, median of --scan-runs. The figure: (sum of on − sum of off + sum of scan) / sum of off.
+`--parts` also times the run with the twins off and with the audit hook off (their share: on − without).
 
---with-scan adds the integrity scan as a trial pays it (bench/integrity_scan.py's "first": the scan timed in a
-fresh assertion process, its imports included) and prints the issue's figure per task and summed over the tasks:
-(guard on - guard off + scan) / guard off, wall medians.
+    .venv/bin/python bench/integrity_cost.py [--tasks py-median node-slugify] [--rounds 7] [--parts] [--json]
+
+Every run must pass, or the benchmark stops without a figure.
 """
 
 from __future__ import annotations
@@ -35,12 +35,35 @@ import yaml
 
 from passhat.graders._tests import CLEAN_RUN, grade_here
 from passhat.graders.runner import GUARD_ENV
+from passhat.graders.runner._guard import AUDIT_ENV, TWINS_ENV
 from passhat.tasks import load_task
 from passhat.trial._outcome import TrialOutcome
 from passhat.trial._sandbox import prepare_base
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET = 0.10  # issue 30: twins, audit hook, canaries, channel and scan together
+TARGET = 0.10  # issue 30: twins, audit hook, canaries, channel, late hooks and scan together
+CONFIGS = {"on": {}, "off": {GUARD_ENV: "off"}, "no-twins": {TWINS_ENV: "off"}, "no-audit": {AUDIT_ENV: "off"}}
+SCAN = """
+import sys, time
+from pathlib import Path
+from passhat.graders import TrialOutcome, grade, load_graded_tasks
+from passhat.graders._settings import graders_of
+from passhat.trial._sandbox import prepare_base
+root, task_id, state = sys.argv[1:4]
+(task,) = load_graded_tasks(Path(root) / "tasks", only=[task_id])
+graders = graders_of(task)
+tests, scan = (next((g for g in graders if g["type"] == kind), None) for kind in ("tests", "integrity"))
+if scan is None:
+    print(0.0)
+    sys.exit(0)
+outcome = TrialOutcome(task.dir, prepare_base(task, Path(state) / "cache").path, task.solution.read_bytes(),
+                       {"status": "ok", "is_error": False, "subtype": "success", "permission_denials": 0})
+outcome.tree()
+grade(outcome, tests)
+start = time.process_time()
+grade(outcome, scan)
+print(time.process_time() - start)
+"""
 
 
 def _cpu() -> float:
@@ -48,40 +71,53 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def _one(outcome: TrialOutcome, grader: dict, guard: str) -> tuple[float, float]:
-    """Wall and CPU seconds (this process and the command's) of one grader run."""
-    os.environ[GUARD_ENV] = guard
-    start, cpu = time.perf_counter(), _cpu()
+def _one(outcome: TrialOutcome, grader: dict, config: str) -> tuple[float, float]:
+    """CPU and wall seconds of one grader run (this process and the command's reaped process tree)."""
+    for name in (GUARD_ENV, TWINS_ENV, AUDIT_ENV):
+        os.environ.pop(name, None)
+    os.environ.update(CONFIGS[config])
+    cpu, start = _cpu(), time.perf_counter()
     grade = grade_here(outcome, dict(grader))
-    took = time.perf_counter() - start, _cpu() - cpu
+    took = _cpu() - cpu, time.perf_counter() - start
     if not grade.passed:
-        sys.exit(f"bench: the reference solution failed with the guard {guard}:\n{grade.reason[:2000]}")
+        sys.exit(f"bench: the reference solution failed ({config}):\n{grade.reason[:2000]}")
     return took
 
 
-def measure(task_id: str, rounds: int, state: Path) -> dict:
+def _scan_cpu(task_id: str, state: Path, runs: int) -> float:
+    """Median CPU seconds of the integrity scan in a fresh interpreter (0 for a task without one)."""
+    found = []
+    for _ in range(runs):
+        done = subprocess.run([sys.executable, "-c", SCAN, str(ROOT), task_id, str(state)], capture_output=True,
+                              text=True, check=True)  # fmt: skip
+        found.append(float(done.stdout.strip().splitlines()[-1]))
+    return statistics.median(found)
+
+
+def measure(task_id: str, rounds: int, state: Path, configs: list[str], scan_runs: int) -> dict:
     task = load_task(ROOT / "tasks" / task_id)
     graders = yaml.safe_load((task.dir / "task.yaml").read_text())["graders"]
     grader = next(g for g in graders if g["type"] == "tests")
     base = prepare_base(task, state / "cache")
     outcome = TrialOutcome(task.dir, base.path, task.solution.read_bytes(), CLEAN_RUN)
-    times: dict[str, list[tuple[float, float]]] = {"on": [], "off": []}
-    for guard in ("on", "off"):  # warm-up: the base, the page cache, auto test lists
-        _one(outcome, grader, guard)
-    for _ in range(rounds):
-        for guard in ("on", "off"):
-            times[guard].append(_one(outcome, grader, guard))
+    times: dict[str, list[tuple[float, float]]] = {config: [] for config in configs}
+    for config in configs:  # warm-up: the base, the page cache, auto test lists, the base's learned capabilities
+        _one(outcome, grader, config)
+    for round_ in range(rounds):
+        for config in configs if round_ % 2 == 0 else configs[::-1]:
+            times[config].append(_one(outcome, grader, config))
     row: dict = {"task": task_id, "rounds": rounds}
-    for index, kind in enumerate(("wall", "cpu")):
-        for stat, pick in (("median", statistics.median), ("min", min)):
-            on, off = (pick(t[index] for t in times[g]) for g in ("on", "off"))
-            row[f"{kind} {stat}"] = {"on_s": on, "off_s": off, "overhead": (on - off) / off}
+    for config in configs:
+        row[config] = {
+            "cpu_s": statistics.median(t[0] for t in times[config]),
+            "wall_s": statistics.median(t[1] for t in times[config]),
+        }
+    row["scan_cpu_s"] = _scan_cpu(task_id, state, scan_runs) if scan_runs else 0.0
     return row
 
 
 def _tools_as_make_has_them() -> str:
-    """PATH as `make` and ./activate set it: the repo's Node 22 (the one promptfoo and the graders run) before the
-    system's. Measured with the system's Node 20 instead, node --test's failing canary cost 3-4x as much."""
+    """PATH as `make` and ./activate set it: the repo's Node 22 (the one promptfoo and the graders run) first."""
     os.environ["PATH"] = os.pathsep.join([str(ROOT / "node_modules" / ".bin"), str(Path(sys.executable).parent),
                                           os.environ.get("PATH", "")])  # fmt: skip
     return subprocess.run(["node", "--version"], capture_output=True, text=True, check=False).stdout.strip()
@@ -101,61 +137,38 @@ def _shipped() -> list[str]:
 
 def main() -> None:
     node = _tools_as_make_has_them()
+    os.environ.setdefault("PASSHAT_GRADER_ISOLATION", "none")
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", nargs="+", default=_shipped())
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--scan-runs", type=int, default=3)
+    parser.add_argument("--parts", action="store_true", help="also time the run without the twins, the audit hook")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--with-scan", action="store_true", help="add the integrity scan's cost per trial")
     args = parser.parse_args()
+    configs = ["on", "off", *(["no-twins", "no-audit"] if args.parts else [])]
     with tempfile.TemporaryDirectory(prefix="passhat-bench-") as folder:
-        rows = [measure(task_id, args.rounds, Path(folder)) for task_id in args.tasks]
-        if args.with_scan:
-            from integrity_scan import first_scan_ms  # bench/ is on sys.path when a bench runs as a script
-
-            for row in rows:
-                row["scan_first_ms"] = first_scan_ms(row["task"], Path(folder), 5)
+        rows = [measure(task_id, args.rounds, Path(folder), configs, args.scan_runs) for task_id in args.tasks]
     if args.json:
         print(json.dumps(rows, indent=1))
         return
-    print(
-        f"{'task':<16} {'':<11} {'guard on':>10} {'guard off':>10} {'overhead':>10} {'ratio':>7}   ({args.rounds} rounds,"
-        f" node {node})"
-    )
-    kinds = ["wall median", "wall min"]
-    kinds += ["cpu median", "cpu min"] if os.environ.get("PASSHAT_GRADER_ISOLATION") == "none" else []
+    parts = "  twins   audit" if args.parts else ""
+    print(f"CPU seconds, medians of {args.rounds} alternating runs; node {node};"
+          f" isolation {os.environ['PASSHAT_GRADER_ISOLATION']}")  # fmt: skip
+    print(f"{'task':<22} {'off ms':>8} {'on ms':>8} {'guard':>8} {'scan ms':>8} {'cost':>8}{parts}")
+    totals = {"off": 0.0, "on": 0.0, "scan": 0.0}
     for row in rows:
-        for kind in kinds:
-            fig = row[kind]
-            verdict = "ok" if fig["overhead"] <= TARGET else "over"
-            print(
-                f"{row['task']:<16} {kind:<11} {fig['on_s'] * 1000:>8.0f}ms {fig['off_s'] * 1000:>8.0f}ms "
-                f"{fig['overhead']:>+9.1%} {fig['on_s'] / fig['off_s']:>7.3f}   {verdict} (target ≤ +10%)"
-            )
-    if args.with_scan:
-        print()
-        _with_scan(rows)
-
-
-def _with_scan(rows: list[dict]) -> None:
-    import importlib.util
-
-    import passhat.graders.scan._source as source
-
-    cached = Path(importlib.util.cache_from_source(source.__file__)).exists()
-    bytecode = "present" if cached else "absent: every trial compiles passhat's modules"
-    print(
-        f"{'task':<22} {'tests ms':>9} {'guard ms':>9} {'scan ms':>8} {'scan + guard':>13}   (bytecode caches {bytecode})"
-    )
-    totals = [0.0, 0.0, 0.0]
-    for row in rows:
-        fig = row["wall median"]
-        off, guard, scan = fig["off_s"] * 1000, (fig["on_s"] - fig["off_s"]) * 1000, row["scan_first_ms"]
-        totals = [totals[0] + off, totals[1] + guard, totals[2] + scan]
-        print(f"{row['task']:<22} {off:9.1f} {guard:+9.1f} {scan:8.1f} {(guard + scan) / off:>+13.1%}")
-    off, guard, scan = totals
-    verdict = "ok" if (guard + scan) / off <= TARGET else "over"
-    print(f"{'all (sum of medians)':<22} {off:9.1f} {guard:+9.1f} {scan:8.1f} {(guard + scan) / off:>+13.1%}   "
-          f"{verdict} (target ≤ +10%)")  # fmt: skip
+        off, on, scan = row["off"]["cpu_s"] * 1000, row["on"]["cpu_s"] * 1000, row["scan_cpu_s"] * 1000
+        totals = {"off": totals["off"] + off, "on": totals["on"] + on, "scan": totals["scan"] + scan}
+        extra = ""
+        if args.parts:
+            extra = "".join(f" {(on - row[c]['cpu_s'] * 1000) / off:>+7.1%}" for c in ("no-twins", "no-audit"))
+        print(f"{row['task']:<22} {off:8.0f} {on:8.0f} {(on - off) / off:>+8.1%} {scan:8.0f}"
+              f" {(on - off + scan) / off:>+8.1%}{extra}")  # fmt: skip
+    off, on, scan = totals["off"], totals["on"], totals["scan"]
+    cost = (on - off + scan) / off
+    verdict = "ok" if cost <= TARGET else "over"
+    print(f"{'all (sum of medians)':<22} {off:8.0f} {on:8.0f} {(on - off) / off:>+8.1%} {scan:8.0f} {cost:>+8.1%}"
+          f"   {verdict} (target ≤ +{TARGET:.0%})")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -32,12 +32,22 @@ def swapped(item: Any, tree: str, is_test: Callable[[str], object]) -> list[str]
     obj = _getattr(item, "__dict__", {}).get("_obj")
     code = _getattr(_getattr(obj, "__func__", obj), "__code__", None)
     if code is not None:
-        root = _realpath(tree) + os.sep
-        file = _realpath(code.co_filename)
-        own = _realpath(str(_getattr(item, "path", "")))  # a test function of the file it was collected from
+        root = _real(tree) + os.sep
+        file = _real(code.co_filename)
+        own = _real(str(_getattr(item, "path", "")))  # a test function of the file it was collected from
         if file.startswith(root) and file != own and not is_test(file[len(root) :]):
             found.append("obj")
     return found
+
+
+_REAL: dict[str, str] = {}
+
+
+def _real(path: str) -> str:
+    """os.path.realpath, once per path (called for every test: a few system calls each)."""
+    if path not in _REAL:
+        _REAL[path] = _realpath(path)
+    return _REAL[path]
 
 
 def _impls(config: Any) -> list[tuple[str, Any]]:
