@@ -10,7 +10,7 @@ of objects nobody reads.)
 
 Every field is typed loosely (`Any`, or a Struct in a union with every other JSON type), so any JSON row
 decodes: the checks and their one-line errors stay in `_trial`, the same for every value. A
-missing field is UNSET where "missing" and null read differently in an error.
+missing field is UNSET where "missing" and null read differently.
 """
 
 from __future__ import annotations
@@ -25,29 +25,30 @@ _JSON = Union[_SCALAR, list[Any]]  # noqa: UP007 - beside a Struct: any other JS
 
 
 class Meta(msgspec.Struct, gc=False):
-    """The provider's metadata fields anything of passhat reads (a row's `metadata` and `response.metadata`);
-    UNSET when missing (`cost_usd` set to null and missing read differently). The rest is skipped in C:
-    building every field of both objects as dicts was a third of a row's decoding."""
+    """The provider's metadata fields anything of passhat reads (a row's `metadata` and `response.metadata`).
+    Missing reads as null, but for the fields where "missing" and null read differently (`cost_usd`, and those
+    response.metadata's null hides the row's: `_trial._over`), UNSET. The rest is skipped in C: building every
+    field of both objects as dicts was a third of a row's decoding."""
 
-    task_id: Any = UNSET
-    repeat_index: Any = UNSET
-    num_turns: Any = UNSET
-    numTurns: Any = UNSET  # noqa: N815
-    duration_ms: Any = UNSET
-    durationMs: Any = UNSET  # noqa: N815
+    task_id: Any = None
+    repeat_index: Any = None
+    num_turns: Any = None
+    numTurns: Any = None  # noqa: N815
+    duration_ms: Any = None
+    durationMs: Any = None  # noqa: N815
     cost_usd: Any = UNSET
-    tier: Any = UNSET
-    is_error: Any = UNSET
-    status: Any = UNSET
-    scripted_model: Any = UNSET
+    tier: Any = None
+    is_error: Any = None
+    status: Any = None
+    scripted_model: Any = None
     model: Any = UNSET
     judge_version: Any = UNSET
     transcript_path: Any = UNSET
     patch_path: Any = UNSET
-    expect: Any = UNSET  # the task's `expect` (promptfoo copies the test's metadata into the row's)
-    models: Any = UNSET  # what ran (the report's header, the drift history): the model ids that answered,
-    claude_code_version: Any = UNSET  # the CLI's version and the Agent SDK's (passhat's provider sets them;
-    agent_sdk_version: Any = UNSET  # model_usage, the per-model figures beside them, is skipped)
+    expect: Any = None  # the task's `expect` (promptfoo copies the test's metadata into the row's)
+    models: Any = None  # what ran (the report's header, the drift history): the model ids that answered,
+    claude_code_version: Any = None  # the CLI's version and the Agent SDK's (passhat's provider sets them;
+    agent_sdk_version: Any = None  # model_usage, the per-model figures beside them, is skipped)
 
 
 class Response(msgspec.Struct, gc=False):
@@ -77,6 +78,12 @@ class RawGrading(Grading, gc=False):
     componentResults: msgspec.Raw = msgspec.Raw(b"null")  # noqa: N815
 
 
+class RawTestCase(TestCase, gc=False):
+    """A TestCase as the decoders build it: its `vars`, read only for a row with no task id, kept as text."""
+
+    vars: msgspec.Raw = msgspec.Raw(b"null")
+
+
 class Row(msgspec.Struct, gc=False):
     success: Any = UNSET
     failureReason: Any = UNSET  # noqa: N815
@@ -94,9 +101,11 @@ class Row(msgspec.Struct, gc=False):
 
 
 class RawRow(Row, gc=False):
-    """A Row as the decoders build it (see RawGrading); `msgspec.convert` of a dict builds a Row."""
+    """A Row as the decoders build it (see RawGrading, RawTestCase); `msgspec.convert` of a dict builds a Row."""
 
     gradingResult: RawGrading | _JSON = None  # noqa: N815
+    testCase: RawTestCase | _JSON = None  # noqa: N815
+    vars: msgspec.Raw = msgspec.Raw(b"null")  # (as RawTestCase.vars: `_trial._task_id` decodes it)
 
 
 ROW = Union[Row, _JSON]  # noqa: UP007 - an element of results.results / a line, from a dict (convert)
