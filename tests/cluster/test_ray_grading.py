@@ -107,12 +107,14 @@ def _verdict(grade) -> tuple:
 
 
 def _output(grade) -> list[str]:
-    """The command's output tail, durations, paths and object ids masked, less its first line: a tail cut to its last N
+    """The command's output tail, durations, paths and object ids masked, less its note and first line: a tail cut to its last N
     characters (before passhat's canaries are left out of it, so it may be shorter now) starts mid-line, and
     the paths here and on the node differ in length, so the cut falls at a different place."""
     _, _, tail = grade.reason.partition("Output tail:\n")
     lines = _ADDRESS.sub("0x", _PATH.sub("PATH", _DURATION.sub("T", tail)))
     lines = _CANARY.sub("CANARY", lines).splitlines()  # the runner guard's canaries: fresh names and values per run
+    if lines and lines[0].startswith("(") and lines[0].endswith(")"):  # the note: canaries left out, where it all is
+        lines = lines[1:]
     return lines[1:]
 
 
