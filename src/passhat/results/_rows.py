@@ -27,6 +27,7 @@ from passhat.results._scan import (
     json_rows,
     json_tail_rows,
     jsonl_rows,
+    line_of,
     read_error,
 )
 from passhat.results._schema import RAW_ROW, ROW
@@ -77,19 +78,19 @@ def iter_trials(
         raise read_error(path, error) from None
     source = handle if on_read is None else Counted(handle, on_read)
     rows: Iterator[tuple[int, Any]]
-    if path.endswith(".jsonl"):
-        rows, where = jsonl_rows(path, source, typed=_TYPED), "line {}: row"
+    jsonl = path.endswith(".jsonl")
+    if jsonl:
+        rows = jsonl_rows(path, source, typed=_TYPED)
     else:
         bad = functools.partial(_bad, path)
         rows = enumerate(json_rows(path, source, bad, _version_problem, on_member=on_member, typed=_TYPED))
-        where = "results.results[{}]"
     try:
-        for place, row in rows:
+        for index, row in rows:
             try:
                 trial = to_trial(path, "", row)
             except ResultsError:  # again, to name the row in the message (only put together for an error)
                 try:
-                    to_trial(path, where.format(place), row)
+                    to_trial(path, f"line {line_of(path, index)}: row" if jsonl else f"results.results[{index}]", row)
                 except ResultsError as problem:
                     _raise_if_not_json(rows)
                     raise problem from None

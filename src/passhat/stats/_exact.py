@@ -32,12 +32,17 @@ def lattice_law(
     denominator = math.lcm(*{math.comb(n, k) for n, _ in tasks})
     law: dict[int, float] = {}
     share = 1 / len(tasks)
+    terms: dict[Counts, list[tuple[int, float]]] = {}  # a task's (value, probability * share): tasks share counts
     for n, c in tasks:
-        scale = denominator // math.comb(n, k)
-        for j, probability in enumerate(pmf(n, c)):
-            if probability > 0:
-                value = math.comb(j, k) * scale
-                law[value] = law.get(value, 0.0) + probability * share
+        if (mine := terms.get((n, c))) is None:
+            scale = denominator // math.comb(n, k)
+            mine = terms[n, c] = [
+                (math.comb(j, k) * scale, probability * share)
+                for j, probability in enumerate(pmf(n, c))
+                if probability > 0
+            ]
+        for value, term in mine:  # (added task by task, in order, as ever: the same floats)
+            law[value] = law.get(value, 0.0) + term
     return denominator, law
 
 
