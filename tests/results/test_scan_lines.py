@@ -14,8 +14,9 @@ import varied_rows
 
 from passhat.common._errors import ResultsError
 from passhat.results import _scan
+from passhat.results._jsonl import line_of
 from passhat.results._rows import load_trials
-from passhat.results._scan import NotJson, line_of
+from passhat.results._scan import NotJson
 
 
 def write_lines(path: Path, lines: list[str]) -> Path:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import msgspec
 
 from passhat.common._errors import ResultsError
+from passhat.results._jsonl import jsonl_rows, line_of
 from passhat.results._progress import Counted
 from passhat.results._scan import (
     NotJson,
@@ -26,8 +27,6 @@ from passhat.results._scan import (
     Typed,
     json_rows,
     json_tail_rows,
-    jsonl_rows,
-    line_of,
     read_error,
 )
 from passhat.results._schema import RAW_ROW, ROW
