@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from passhat.stats._exact import WORK, exact_interval, lattice_law, work
+from passhat.stats._exact import WORK, exact_interval, lattice_law, lattice_values, work
 from passhat.stats._suite import (
     LEVEL,
     SEED,
@@ -82,8 +82,8 @@ def mean_pass_hat_k_bootstrap(
             if not defined:
                 found[k] = None
                 continue
-            denominator, law = lattice_law(defined, k, _resampled_pmf)
-            if work(len(defined), law) <= exact_work:
+            if work(len(defined), lattice_values(defined, k, _resampled_pmf)) <= exact_work:
+                denominator, law = lattice_law(defined, k, _resampled_pmf)
                 found[k] = Bootstrap(exact_interval(len(defined), denominator, law, level), "exact", 0, 0.0)
             else:
                 sampled.append(k)

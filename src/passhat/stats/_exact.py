@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from operator import add
 
 Counts = tuple[int, int]  # (n, c)
@@ -46,8 +46,20 @@ def lattice_law(
     return denominator, law
 
 
-def work(draws: int, law: dict[int, float]) -> float:
-    """Cells `exact_interval` would write for the sum of `draws` draws (before tails are dropped)."""
+def lattice_values(tasks: Sequence[Counts], k: int, pmf: Callable[[int, int], Sequence[float]]) -> set[int]:
+    """The values (the keys) of `lattice_law`'s law, without its probabilities: enough for `work`, and cheap
+    (each (n, c) once), so a suite too big for the exact law never builds it."""
+    denominator = math.lcm(*{math.comb(n, k) for n, _ in tasks})
+    values: set[int] = set()
+    for n, c in set(tasks):
+        scale = denominator // math.comb(n, k)
+        values.update(math.comb(j, k) * scale for j, probability in enumerate(pmf(n, c)) if probability > 0)
+    return values
+
+
+def work(draws: int, law: Collection[int]) -> float:
+    """Cells `exact_interval` would write for the sum of `draws` draws (before tails are dropped), from the law's
+    values (`lattice_values`, or the law itself)."""
     span = max(law) - min(law)
     return len(law) * (span * draws * (draws + 1) / 2 + draws)
 

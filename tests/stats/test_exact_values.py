@@ -1,0 +1,40 @@
+"""`lattice_values` gives the exact law's values without its probabilities (issue 33: a suite too big for the
+exact bootstrap no longer builds the law only to find that out), and so the same work estimate."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from passhat.stats import _bootstrap
+from passhat.stats._exact import lattice_law, lattice_values, work
+from passhat.stats._suite import _resampled_pmf
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_values_are_the_laws_keys(seed: int) -> None:
+    rng = random.Random(seed)
+    tasks = [(n, rng.randint(0, n)) for n in (rng.choice((1, 3, 5, 10, 40)) for _ in range(rng.randint(1, 30)))]
+    for k in (1, 3, 5):
+        defined = [task for task in tasks if task[0] >= k]
+        if defined:
+            law = lattice_law(defined, k, _resampled_pmf)[1]
+            values = lattice_values(defined, k, _resampled_pmf)
+            assert values == set(law)
+            assert work(len(defined), values) == work(len(defined), law)
+
+
+def test_a_suite_too_big_for_the_exact_law_never_builds_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[int] = []
+
+    def counted(*args: object) -> object:
+        built.append(1)
+        return lattice_law(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_bootstrap, "lattice_law", counted)
+    big = [(150, 150 - i % 7) for i in range(300)]
+    found = _bootstrap.mean_pass_hat_k_bootstrap(big, [1], resamples=200)
+    assert found[1] is not None and found[1].method == "monte-carlo" and built == []
+    small = [(5, 4), (5, 5), (5, 2)]
+    assert _bootstrap.mean_pass_hat_k_bootstrap(small, [1])[1].method == "exact" and built == [1]  # type: ignore[union-attr]
