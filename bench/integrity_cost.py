@@ -8,9 +8,11 @@ runs the graders with PASSHAT_GRADER_ISOLATION=none (the guard's work is the sam
 
 For each task (default: every shipped task with a tests grader whose reference passes it), the reference solution
 is graded with the task's tests grader with every defence on and with PASSHAT_RUNNER_GUARD=off, alternating (the
-order flipped each round) after one untimed warm-up of each; the medians of --rounds runs are compared. The scan:
+order flipped each round) after one untimed warm-up of each; the medians of --rounds runs are compared, and the
+minima (the least disturbed run of each: on a loaded machine CPU seconds grow with the contention too). The scan:
 the integrity grader timed in a fresh interpreter after the tests grader ran there (its imports included, as a
-trial pays it), CPU, median of --scan-runs. The figure: (sum of on − sum of off + sum of scan) / sum of off.
+trial pays it), CPU, median of --scan-runs. The figure: (sum of on − sum of off + sum of scan) / sum of off, from
+the medians and from the minima.
 `--parts` also times the run with the twins off and with the audit hook off (their share: on − without).
 
     .venv/bin/python bench/integrity_cost.py [--tasks py-median node-slugify] [--rounds 7] [--parts] [--json]
@@ -110,6 +112,7 @@ def measure(task_id: str, rounds: int, state: Path, configs: list[str], scan_run
     for config in configs:
         row[config] = {
             "cpu_s": statistics.median(t[0] for t in times[config]),
+            "cpu_min_s": min(t[0] for t in times[config]),
             "wall_s": statistics.median(t[1] for t in times[config]),
         }
     row["scan_cpu_s"] = _scan_cpu(task_id, state, scan_runs) if scan_runs else 0.0
@@ -154,21 +157,23 @@ def main() -> None:
     parts = "  twins   audit" if args.parts else ""
     print(f"CPU seconds, medians of {args.rounds} alternating runs; node {node};"
           f" isolation {os.environ['PASSHAT_GRADER_ISOLATION']}")  # fmt: skip
-    print(f"{'task':<22} {'off ms':>8} {'on ms':>8} {'guard':>8} {'scan ms':>8} {'cost':>8}{parts}")
-    totals = {"off": 0.0, "on": 0.0, "scan": 0.0}
+    print(f"{'task':<22} {'off ms':>8} {'on ms':>8} {'guard':>8} {'scan ms':>8} {'cost':>8} {'(minima)':>9}{parts}")
+    totals = {"off": 0.0, "on": 0.0, "scan": 0.0, "off_min": 0.0, "on_min": 0.0}
     for row in rows:
         off, on, scan = row["off"]["cpu_s"] * 1000, row["on"]["cpu_s"] * 1000, row["scan_cpu_s"] * 1000
-        totals = {"off": totals["off"] + off, "on": totals["on"] + on, "scan": totals["scan"] + scan}
+        off_min, on_min = row["off"]["cpu_min_s"] * 1000, row["on"]["cpu_min_s"] * 1000
+        for key, value in (("off", off), ("on", on), ("scan", scan), ("off_min", off_min), ("on_min", on_min)):
+            totals[key] += value
         extra = ""
         if args.parts:
             extra = "".join(f" {(on - row[c]['cpu_s'] * 1000) / off:>+7.1%}" for c in ("no-twins", "no-audit"))
         print(f"{row['task']:<22} {off:8.0f} {on:8.0f} {(on - off) / off:>+8.1%} {scan:8.0f}"
-              f" {(on - off + scan) / off:>+8.1%}{extra}")  # fmt: skip
+              f" {(on - off + scan) / off:>+8.1%} {(on_min - off_min + scan) / off_min:>+9.1%}{extra}")  # fmt: skip
     off, on, scan = totals["off"], totals["on"], totals["scan"]
-    cost = (on - off + scan) / off
-    verdict = "ok" if cost <= TARGET else "over"
-    print(f"{'all (sum of medians)':<22} {off:8.0f} {on:8.0f} {(on - off) / off:>+8.1%} {scan:8.0f} {cost:>+8.1%}"
-          f"   {verdict} (target ≤ +{TARGET:.0%})")  # fmt: skip
+    cost, by_minima = (on - off + scan) / off, (totals["on_min"] - totals["off_min"] + scan) / totals["off_min"]
+    verdict = " and ".join("ok" if figure <= TARGET else "over" for figure in (cost, by_minima))
+    print(f"{'all (sum over tasks)':<22} {off:8.0f} {on:8.0f} {(on - off) / off:>+8.1%} {scan:8.0f} {cost:>+8.1%}"
+          f" {by_minima:>+9.1%}   {verdict} (target ≤ +{TARGET:.0%})")  # fmt: skip
 
 
 if __name__ == "__main__":
