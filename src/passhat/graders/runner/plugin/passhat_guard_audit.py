@@ -3,7 +3,7 @@
 Installed by passhat's plugin at its import, before any conftest or test module is imported (an audit hook cannot
 be removed). It records the events that give code a handle on the runner or on the tests — frame access
 (`sys._getframe`, `sys._current_frames`, a frame's `f_code`, a traceback's `tb_frame`, a generator's or
-coroutine's frame, a function's `__code__`), object-graph walks (`gc.get_referrers` / `get_referents` /
+coroutine's frame, the `__code__` of a function of the tree), object-graph walks (`gc.get_referrers` / `get_referents` /
 `get_objects`), `ctypes`, code made at run time (`compile`, `marshal.loads`, `code.__new__`, `function.__new__`:
 a hook function could claim a file outside the tree), tracing
 (`sys.settrace` / `setprofile`), another audit hook, imports of pytest's or pluggy's modules, and the opening of a
@@ -79,6 +79,15 @@ def install(tree: str, tests: Iterable[str] = ()) -> Callable[[], list[list[Any]
     def imports(name: str) -> bool:
         return name.startswith(("<frozen importlib", f"{stdlib}importlib{sep}"))
 
+    def tree_code(function: Any) -> bool:
+        """`function`'s code lies in the tree (or cannot be read here: judged as the tree's). Its own `__code__`
+        read is one more event, let go as the hook's."""
+        try:
+            file = function.__code__.co_filename
+        except Exception:  # any: an object whose __code__ misbehaves is looked at, not trusted
+            return True
+        return not isinstance(file, str) or file.startswith(root)
+
     def opened(path: Any) -> str | None:
         """The test file `path` (as open's audit event gives it) is, relative to the tree; else None. Paths of the
         interpreter and its environment (every import outside the tree) are let go before any system call."""
@@ -115,6 +124,8 @@ def install(tree: str, tests: Iterable[str] = ()) -> Callable[[], list[list[Any]
             return
         busy.add(me)
         try:
+            if event == "object.__getattr__" and args[1] == "__code__" and not tree_code(args[0]):
+                return  # the code of a function outside the tree (pytest's own, mostly: most of the events)
             frame: Any = getframe(1)
             while frame is not None and forwards(frame.f_code.co_filename):
                 frame = frame.f_back
