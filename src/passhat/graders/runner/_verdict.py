@@ -9,7 +9,8 @@ was reported passed, or the JUnit report / exit status claim what the runner's o
 runner-shadowed — the command names pytest and exited 0, but no pytest started under passhat's plugin;
 insensitive-test — a listed test passed and so did its twin, the same test with one expectation made wrong;
 runner-hook-late — a pytest hook implemented in the tree outside conftest files and the command's named plugins,
-one registered while the tests ran, or an item's run method replaced on the item (read after the run).
+one registered while the tests ran, or an item's run method replaced on the item or its test function swapped for
+the tree's code (read when its body is called and after the run).
 """
 
 from __future__ import annotations
