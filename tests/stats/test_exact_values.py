@@ -38,3 +38,15 @@ def test_a_suite_too_big_for_the_exact_law_never_builds_it(monkeypatch: pytest.M
     assert found[1] is not None and found[1].method == "monte-carlo" and built == []
     small = [(5, 4), (5, 5), (5, 2)]
     assert _bootstrap.mean_pass_hat_k_bootstrap(small, [1])[1].method == "exact" and built == [1]  # type: ignore[union-attr]
+
+
+def test_the_verdicts_interval_is_worked_out_once_per_counts() -> None:
+    """A report asks the verdict of many tasks with the same (n, c), at several k (issue 33: 2.2 s of a 300k-row
+    report went to the same bisections again)."""
+    from passhat.stats._intervals import rate_interval
+    from passhat.stats._verdict import decide
+
+    rate_interval.cache_clear()
+    first = [decide(37, 35, k, 0.9) for k in (1, 3, 5, 10)]
+    assert [decide(37, 35, k, 0.9) for k in (1, 3, 5, 10) for _ in range(50)] == [d for d in first for _ in range(50)]
+    assert rate_interval.cache_info().misses == 1
