@@ -167,6 +167,13 @@ def test_promptfoo_eval_carries_the_judges_scores_and_the_unscored_flag(fake_mod
     report = subprocess.run(["passhat", "report", "results.json", "--k", "1", "--format", "json"], cwd=tmp_path,
                             capture_output=True, text=True, env=env)  # fmt: skip
     assert report.returncode == 1 and "measured nothing" in report.stderr, report.stderr  # every row unscored
+    judged = {d["judge"]: d for d in json.loads(report.stdout)["judge"]}
+    assert judged["judge"]["scripted"] and judged["pairwise"]["scripted"]  # the scripted model's canned scores
+    for form in ("table", "md", "html"):  # every text says so, beside the judge's name
+        shown = subprocess.run(["passhat", "report", "results.json", "--k", "1", "--format", form], cwd=tmp_path,
+                               capture_output=True, text=True, env=env).stdout  # fmt: skip
+        shown = " ".join(shown.split())  # the title wraps at 120 columns
+        assert "judge†" in shown and "the scripted judge (passhat fake-model): canned scores" in shown, (form, shown)
     noise = subprocess.run(["passhat", "judge-noise", "results.json", "--times", "2"], cwd=tmp_path, capture_output=True,
                            text=True, env=env)  # fmt: skip
     assert noise.returncode == 0 and "pass verdicts agree on 2/2 trials (1.00)" in noise.stdout, noise.stderr

@@ -58,6 +58,7 @@ class RubricVerdict:
     unscored_reason: str | None = None
     attempts: int = 0
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    scripted: bool = False  # judged by passhat's scripted model (offline): canned scores, not a model's judgement
 
     @property
     def unscored(self) -> bool:
@@ -158,7 +159,8 @@ def grade_rubric(inputs: JudgeInputs, config: RubricConfig) -> RubricVerdict:
     reply = call_tool(where, model=model, system=rubric_system(rubric), user=user, tool=rubric_tool(rubric),
                       max_attempts=config.max_attempts)  # fmt: skip
     if reply.data is None:
-        return RubricVerdict(**base, unscored_reason=reply.problem, attempts=reply.attempts, warnings=tuple(warnings))
+        return RubricVerdict(**base, unscored_reason=reply.problem, attempts=reply.attempts, warnings=tuple(warnings),
+                             scripted=where.offline)  # fmt: skip
     criteria = scores_from_reply(rubric, reply.data)
     overall = weighted_overall(criteria)
     normalized = None
@@ -167,4 +169,4 @@ def grade_rubric(inputs: JudgeInputs, config: RubricConfig) -> RubricVerdict:
         normalized = overall * length_factor(length, length_budget(inputs, config.length_budget))
     return RubricVerdict(**base, criteria=criteria, overall=overall, length_normalized=normalized,
                          pass_on_normalized=config.length_normalize, attempts=reply.attempts,
-                         warnings=tuple(warnings))  # fmt: skip
+                         warnings=tuple(warnings), scripted=where.offline)  # fmt: skip

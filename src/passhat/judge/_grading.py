@@ -35,6 +35,7 @@ def rubric_metadata(verdict: RubricVerdict) -> dict:
         "judge_version": verdict.judge_version, "judge_model": verdict.model, "rubric": verdict.rubric,
         "judge_temperature": 0 if takes_temperature(verdict.model) else None,
         "judge_unscored": verdict.unscored, "judge_attempts": verdict.attempts, "overall": verdict.overall,
+        "judge_scripted": verdict.scripted,
         "length_normalized": verdict.length_normalized, "threshold": verdict.threshold,
         "criteria": {c.name: {"points": c.points, "label": c.label, "value": c.value, "weight": c.weight,
                               "evidence": list(c.evidence), "justification": c.justification,

@@ -100,6 +100,7 @@ class PairwiseVerdict:
     unscored_reason: str | None = None
     attempts: int = 0
     warnings: tuple[str, ...] = ()
+    scripted: bool = False  # judged by passhat's scripted model (offline): canned votes, not a model's judgement
 
     @property
     def unscored(self) -> bool:
@@ -201,10 +202,11 @@ def grade_pairwise(inputs: JudgeInputs, config: PairwiseConfig) -> PairwiseVerdi
                           tool=pairwise_tool(), max_attempts=config.max_attempts)  # fmt: skip
         attempts += reply.attempts
         if reply.data is None:
-            return PairwiseVerdict(**base, votes=tuple(votes), unscored_reason=reply.problem, attempts=attempts)
+            return PairwiseVerdict(**base, votes=tuple(votes), unscored_reason=reply.problem, attempts=attempts,
+                                   scripted=where.offline)  # fmt: skip
         votes.append(Vote(order, reply.data["winner"], float(reply.data["confidence"]), reply.data["reasoning"]))
     decision = majority(votes) if config.shuffles else combine_swapped(*votes)
-    return PairwiseVerdict(**base, decision=decision, votes=tuple(votes), attempts=attempts)
+    return PairwiseVerdict(**base, decision=decision, votes=tuple(votes), attempts=attempts, scripted=where.offline)
 
 
 def pairwise_reason(verdict: PairwiseVerdict) -> str:
@@ -227,7 +229,7 @@ def pairwise_grading_result(verdict: PairwiseVerdict, metric: str) -> dict:
         named[f"{metric}.confidence"] = verdict.decision.confidence
     metadata = {
         "judge_version": verdict.judge_version, "judge_model": verdict.model, "judge_unscored": verdict.unscored,
-        "judge_attempts": verdict.attempts, "against": verdict.against,
+        "judge_attempts": verdict.attempts, "against": verdict.against, "judge_scripted": verdict.scripted,
         "winner": verdict.decision.winner if verdict.decision else None,
         "confidence": verdict.decision.confidence if verdict.decision else None,
         "position_bias": verdict.decision.position_bias if verdict.decision else None,

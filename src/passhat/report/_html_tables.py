@@ -13,7 +13,7 @@ from typing import Any
 
 from passhat.report import _formats as fmt
 from passhat.report._plots import esc, figure
-from passhat.report._tables import JUDGE_TITLE, columns, judge_rows
+from passhat.report._tables import columns, judge_rows, judge_title
 from passhat.report._words import ESTIMATORS_NOTE, ORDER, SCRIPTED_MARK, estimate_text, suite_interval, verdict_parts
 
 MORE = ("unsc", "clean", "mean s", "p90 s", "turns", "mean $", "+trials", "flaky")  # 2nd table; pass@k, k > 1 too
@@ -151,7 +151,7 @@ def judge_table(data: dict[str, Any]) -> str:
         body.append(f"<tr>{''.join(cells)}</tr>")
     heads = "".join(f'<th scope="col" class="{"l" if i < 5 else ""}">{esc(h)}</th>' for i, h in enumerate(head))
     return (
-        f'<h2 id="judge">LLM judge</h2><p class="note">{esc(JUDGE_TITLE)}.</p><div class="scroll"><table id="judge-table" '
+        f'<h2 id="judge">LLM judge</h2><p class="note">{esc(judge_title(judge))}.</p><div class="scroll"><table id="judge-table" '
         f'class="data"><thead><tr>{heads}<th scope="col" class="l">detail</th></tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>"
     )

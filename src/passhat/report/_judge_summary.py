@@ -33,6 +33,7 @@ class JudgeGroup:
     criteria: dict[str, list[float]] = field(default_factory=dict)  # criterion → values (0..1)
     winners: dict[str, int] = field(default_factory=dict)
     position_bias: int = 0
+    scripted: bool = False  # some of its scores came from passhat's scripted model (metadata judge_scripted)
 
 
 def _rows(path: Path) -> Iterator[dict]:
@@ -72,6 +73,7 @@ def judge_groups(rows: Iterable[dict]) -> list[JudgeGroup]:
                 details.get("judge_version") or "none",
             )
             group = groups.setdefault(key, JudgeGroup(*key))
+            group.scripted |= bool(details.get("judge_scripted"))
             if details.get("judge_unscored") or str(component.get("reason", "")).startswith("UNSCORED"):
                 group.unscored += 1
                 continue
@@ -94,7 +96,7 @@ def judge_summary(path: str | Path) -> list[dict]:
             "judge_version": g.judge_version, "scored": len(g.scores), "unscored": g.unscored, "passes": g.passes,
             "mean_score": statistics.fmean(g.scores) if g.scores else None,
             "criteria": {name: statistics.fmean(values) for name, values in g.criteria.items()},
-            "winners": g.winners, "position_bias": g.position_bias,
+            "winners": g.winners, "position_bias": g.position_bias, "scripted": g.scripted,
         })  # fmt: skip
     return out
 

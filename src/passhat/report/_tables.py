@@ -160,7 +160,8 @@ def judge_rows(judge: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[st
             detail = ", ".join(f"{w} {n}" for w, n in sorted(d["winners"].items()))
             detail += f"; position_bias {d['position_bias']}" if d["position_bias"] else ""
         mean = "-" if d["mean_score"] is None else f"{d['mean_score']:.3f}"
-        rows.append([d["task"], d["provider"], d["judge"], d["label"], d["judge_version"], str(d["scored"]),
+        judge_name = d["judge"] + (SCRIPTED_MARK if d.get("scripted") else "")
+        rows.append([d["task"], d["provider"], judge_name, d["label"], d["judge_version"], str(d["scored"]),
                      str(d["unscored"]), mean, f"{d['passes']}/{d['scored']}"])  # fmt: skip
         details.append(detail)
     return head, rows, details
@@ -169,6 +170,12 @@ def judge_rows(judge: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[st
 JUDGE_TITLE = (
     "LLM judge (scores 0..1; compare only within one judge_version; unscored = judge reply unusable, left out of n)"
 )
+SCRIPTED_JUDGE = f"{SCRIPTED_MARK} the scripted judge (passhat fake-model): canned scores, not a model's judgement"
+
+
+def judge_title(judge: Sequence[dict[str, Any]]) -> str:
+    """The judge table's title, saying so when some of its scores are the scripted model's."""
+    return JUDGE_TITLE + (f"; {SCRIPTED_JUDGE}" if any(d.get("scripted") for d in judge) else "")
 
 
 def judge_text(judge: Sequence[dict[str, Any]], wide: bool) -> list[str]:
@@ -180,12 +187,12 @@ def judge_text(judge: Sequence[dict[str, Any]], wide: bool) -> list[str]:
         table = fmt.aligned(
             [*head, "detail"], [[*r, d] for r, d in zip(rows, details, strict=True)], (0, 1, 2, 3, 4, 9)
         )
-        return ["", JUDGE_TITLE + ":", table]
+        return ["", judge_title(judge) + ":", table]
     lines = fmt.aligned(head, rows, (0, 1, 2, 3, 4)).splitlines()
     out = lines[:2]
     for line, detail in zip(lines[2:], details, strict=True):
         out += [line, *([wrap(detail, "    ")] if detail else [])]
-    return ["", wrap(JUDGE_TITLE + ":"), *out]
+    return ["", wrap(judge_title(judge) + ":"), *out]
 
 
 def text(data: dict[str, Any], highlight: int | None, wide: bool = False) -> str:
@@ -249,7 +256,7 @@ def markdown(data: dict[str, Any], highlight: int | None) -> str:
     out += cheat_markdown(data.get("cheats"))
     if data.get("judge"):
         head, rows, details = judge_rows(data["judge"])
-        out += ["", "### LLM judge", "", md(JUDGE_TITLE + "."), "",
+        out += ["", "### LLM judge", "", md(judge_title(data["judge"]) + "."), "",
                 fmt.markdown([*head, "detail"], [[*r, d] for r, d in zip(rows, details, strict=True)],
                              (0, 1, 2, 3, 4, 9))]  # fmt: skip
     return "\n".join(out)
