@@ -60,6 +60,8 @@ def demo_eval() -> str:
         finally:
             server.terminate()
             server.wait(timeout=30)
+        if keep := os.environ.get("PASSHAT_SAMPLES_RESULTS"):  # the eval's rows, to read on other surfaces
+            shutil.copy(Path(tmp) / "results.json", keep)
     out = ANSI.sub("", done.stdout)
     if done.returncode not in (0, 100) or "passhat report of" not in out:
         sys.exit(f"promptfoo eval exited {done.returncode}:\n{out[-3000:]}")
