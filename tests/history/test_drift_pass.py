@@ -88,16 +88,14 @@ def test_the_viewers_running_figures_are_not_stored(tmp_path: Path, capsys: pyte
     assert "no row has namedScores.Δsuite_pass_hat_10; named scores there: judge, judge.clarity, tests;" in err
 
 
-def test_an_eval_that_measured_nothing_exits_1_saying_so_and_stays_out_of_the_history(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_eval_that_measured_nothing_exits_1_saying_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every trial an infra error: the history keeps it as its series' unscored batch (tests/history/test_drift.py),
+    and drift exits 1 saying it measured nothing."""
     path = Path(outcomes(tmp_path, "e1", 1, 0, 4))
     data = json.loads(path.read_text())
     for row in data["results"]["results"]:  # every trial an infra error
         row.update(success=False, failureReason=2, error="API Error: 403 forbidden")
     path.write_text(json.dumps(data))
-    db = tmp_path / "h.db"
-    assert main(["drift", str(path), "--db", str(db)]) == 1
+    assert main(["drift", str(path), "--db", str(tmp_path / "h.db")]) == 1
     err = capsys.readouterr().err
     assert "passhat drift: measured nothing: none of the 4 trial(s) passed or failed" in err and "403" in err
-    assert not db.exists()  # nothing appended

@@ -80,6 +80,8 @@ def _reader_part(figures: dict) -> dict:
         figures["provenance"].pop(added, None)
     for task in figures.get("tasks", []):
         task["verdict"] = {key: task["verdict"][key] for key in VERDICT_FROM_READER}
+    for judged in figures.get("judge") or []:
+        judged.pop("scripted", None)  # added since: a judge of the scripted model says so
     return figures
 
 

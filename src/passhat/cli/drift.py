@@ -46,19 +46,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Drift; an eval that measured nothing (every trial an infra error or unscored) also exits 1 saying so: kept in
+    the history as its series' unscored batch where its rows carry the metric, else not appended at all."""
     import sys
 
+    from passhat.common._errors import ResultsError
     from passhat.report._report import measured_nothing
 
-    if (nothing := measured_nothing(args.results)) is not None:  # no outcome to compare: kept out of the history
+    try:
+        code = run_drift(
+            args.results,
+            db=args.db,
+            metric=args.metric,
+            baseline=args.baseline,
+            abs_points=args.abs,
+            fail_on_drift=args.fail_on_drift,
+            fmt=args.format,
+        )
+    except ResultsError:
+        if (nothing := measured_nothing(args.results)) is None:
+            raise
+        code = 1
+    if (nothing := measured_nothing(args.results)) is not None:
         print(f"passhat drift: {nothing}", file=sys.stderr)
-        return 1
-    return run_drift(
-        args.results,
-        db=args.db,
-        metric=args.metric,
-        baseline=args.baseline,
-        abs_points=args.abs,
-        fail_on_drift=args.fail_on_drift,
-        fmt=args.format,
-    )
+        return max(code, 1)
+    return code
