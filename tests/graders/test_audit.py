@@ -151,3 +151,44 @@ def test_what_the_base_does_from_the_same_place_is_allowed_and_new_places_are_no
     assert "sys._getframe in _peek()" in caught["reason"]
     allowed = run({**JUNIT_TESTS, "allow_capabilities": ["sys._getframe"]}, sneaky)
     assert allowed["pass"] is True, allowed["reason"]
+
+
+_OPENS = """
+import json, sys
+sys.path[:0] = [{plugin!r}, {lib!r}, {tree!r}]
+import passhat_guard_audit
+records = passhat_guard_audit.install({tree!r}, [r"tests/.*"])
+import runner_lib  # a test runner installed outside the interpreter's environment (PYTHONPATH, --target)
+runner_lib.read({test!r})  # it opens a test file with no tree code asking: pytest's assertion rewriter does
+import pkg
+pkg.peek({test!r})  # the tree's own code asks, through the same library
+print(json.dumps(records()))
+"""
+
+
+def test_a_runner_outside_the_environment_opening_the_tests_is_not_the_trees_code(tmp_path):
+    """`open:<test file>` is recorded when the tree's non-test code is on the stack, wherever the library that
+    opens it lives; a runner installed on PYTHONPATH (the adoption recipe's wheel) opening a fresh canary file with no
+    tree code asking is not a capability of the tree (it was a false alarm: the canary's name is new every run)."""
+    import json
+    import subprocess
+    import sys
+
+    from passhat.graders.runner import plugin
+
+    tree, lib = tmp_path / "tree", tmp_path / "deps"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "pkg").mkdir()
+    lib.mkdir()
+    test = tree / "tests" / "test_x.py"
+    test.write_text("def test_x():\n    assert True\n")
+    (lib / "runner_lib.py").write_text("def read(path):\n    with open(path) as f:\n        return f.read()\n")
+    (tree / "pkg" / "__init__.py").write_text(
+        "import runner_lib\n\ndef peek(path):\n    return runner_lib.read(path)\n"
+    )
+    code = _OPENS.format(plugin=str(Path(plugin.__file__).parent), lib=str(lib), tree=str(tree) + "/", test=str(test))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    records = json.loads(out.splitlines()[-1])
+    assert [(what, where, function) for what, where, _, function in records] == [
+        ("open:tests/test_x.py", "pkg/__init__.py", "peek")
+    ]

@@ -8,8 +8,9 @@ coroutine's frame, the `__code__` of a function of the tree), object-graph walks
 a hook function could claim a file outside the tree), tracing
 (`sys.settrace` / `setprofile`), another audit hook, imports of pytest's or pluggy's modules, and the opening of a
 test file's source (`open:<file>`: the answer read from the tests; found by the real path, the caller being the
-first frame that is not the interpreter's, its environment's or passhat's, so pathlib or linecache in between
-hide nothing) — each once per
+first frame of the tree's own code on the stack, so pathlib, linecache or a library anywhere in between hide
+nothing, and a runner that opens the tests with no tree code asking — pytest's rewriter, wherever it is installed —
+is not counted; nor is a test file reading the tests) — each once per
 (event, file, function), when the code that asked is not the interpreter's or its environment's (sys.prefix,
 sys.base_prefix) nor passhat's: the work tree's, or code it wrote elsewhere or built from a string. The caller is the first frame outside the stdlib's inspect and traceback: a frame read through
 `inspect.currentframe()` is the tree's, a logger's `sys._getframe` is logging's; what the import machinery does to
@@ -72,10 +73,6 @@ def install(tree: str, tests: Iterable[str] = ()) -> Callable[[], list[list[Any]
     def forwards(name: str) -> bool:
         return name.startswith(stdlib) and name.endswith(_FORWARDERS)
 
-    def outside(name: str) -> bool:
-        """Code of the interpreter, its environment or passhat (not the tree's)."""
-        return not name.startswith(root) and (name.startswith(trusted) or name.startswith("<frozen "))
-
     def imports(name: str) -> bool:
         return name.startswith(("<frozen importlib", f"{stdlib}importlib{sep}"))
 
@@ -129,9 +126,11 @@ def install(tree: str, tests: Iterable[str] = ()) -> Callable[[], list[list[Any]
             frame: Any = getframe(1)
             while frame is not None and forwards(frame.f_code.co_filename):
                 frame = frame.f_back
-            if event == "open":  # whoever asked, through any library: the first frame that is not trusted's
-                while frame is not None and outside(frame.f_code.co_filename):
-                    frame = frame.f_back
+            if event == "open":  # whoever asked, through any library: the first frame of the tree's own code
+                while frame is not None and not frame.f_code.co_filename.startswith(root):
+                    frame = frame.f_back  # a runner or library anywhere else (on PYTHONPATH too) is not the tree
+                if frame is None or (test_file is not None and test_file(frame.f_code.co_filename[len(root) :])):
+                    return  # no tree code asked, or a test file did (the tests may read the tests)
             if frame is not None and imports(frame.f_code.co_filename):
                 if event != "import":
                     return  # the import machinery's own compile / marshal.loads: loading a module, not the tree's
