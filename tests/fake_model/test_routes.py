@@ -154,7 +154,7 @@ def test_fifty_hanging_requests_do_not_keep_the_server_from_stopping():
         stopper.start()
         stopper.join(10)
         assert not stopper.is_alive(), "stop() still waiting after 10 s"
-        assert time.monotonic() - started < 3.0
+        assert time.monotonic() - started < 8.0  # seconds, not the hangs' own length: loose for a loaded 2-CPU CI
         assert _request_threads() == []  # woken and gone, not merely abandoned
     finally:
         for sock in sockets:
