@@ -67,7 +67,9 @@ def run(args: argparse.Namespace) -> int:
         if (nothing := measured_nothing(args.results)) is None:
             raise
         code = 1
-    if (nothing := measured_nothing(args.results)) is not None:
+    else:
+        nothing = measured_nothing(args.results)
+    if nothing is not None:
         print(f"passhat drift: {nothing}", file=sys.stderr)
         return max(code, 1)
     return code
