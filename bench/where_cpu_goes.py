@@ -10,6 +10,13 @@ promptfoo's node and its children; passhat's own Python processes say what they 
 stage (interpreter start-up, imports, each grader). Inside the provider worker it splits the trials' own thread
 (imports, base preparation, sandbox, patch) from its other threads (the model proxy, Promptfoo's worker loop).
 
+It also measures Promptfoo's own floor for the suite's shape in the same run (`--no-floor` skips it): the same
+number of rows, repeats and -j through a Python provider, tests generator, assertion and afterEach / afterAll hooks
+that do nothing (FLOOR_ENTRY). What that eval costs is what any Python extension of this shape pays before its first
+line of work — a node process, a fresh interpreter per assertion and per hook call (each importing asyncio through
+Promptfoo's wrapper) — so (loop + floor) / loop is the lowest ratio passhat could reach without leaving Promptfoo's
+per-row Python processes.
+
 What it cannot split: the runner guard, canaries and held-out application run inside the test command's processes
 (bench/integrity_cost.py measures them); the proxy and the worker's start-up are one line; the agent CLI's own
 start-up from its turns.
@@ -81,6 +88,32 @@ SHARE_BUDGETS = {  # of the suite's CPU; they sum to 15%
 }
 MEASUREMENT = "the measurement's reaper threads (not counted)"
 LOOP_ONLY = ("loop: shell, git worktree", "scripted model (this process)")
+
+
+# Promptfoo's floor: the example suite's shape (generator, provider, one Python assertion per row, both hooks), no work.
+FLOOR_ENTRY = """
+def call_api(prompt, options, context):
+    return {"output": "done"}
+
+
+def get_assert(output, context):
+    return {"pass": True, "score": 1.0, "reason": "no work"}
+
+
+def generate_tests(config=None):
+    import os
+    tasks = os.environ["FLOOR_TASKS"].split(",")
+    graders = {"type": "python", "value": f"file://{__file__}", "config": {"graders": []}}
+    return [{"description": t, "vars": {"task_id": t}, "assert": [graders]} for t in tasks]
+
+
+def afterEach(context, options=None):
+    return None
+
+
+def afterAll(context, options=None):
+    return None
+"""
 
 
 class BenchError(Exception):
@@ -323,6 +356,37 @@ def accounted(run, pacct: Path) -> tuple[list[Proc], float, float, float]:
     return read_pacct(pacct.read_bytes()), machine, mine, wall
 
 
+def run_floor(tasks: list, repeat: int, jobs: int, folder: Path, env: dict) -> None:
+    """Promptfoo's own cost for the suite's shape: FLOOR_ENTRY's no-op Python entry points, same rows and -j."""
+    entry = folder / "floor_entry.py"
+    entry.write_text(FLOOR_ENTRY)
+    config = {
+        "prompts": ["{{task_id}}"],
+        "providers": [f"file://{entry}"],
+        "tests": f"file://{entry}:generate_tests",
+        "extensions": [f"file://{entry}:afterAll", f"file://{entry}:afterEach"],
+        "commandLineOptions": {"table": False},
+    }
+    path = folder / "floor.yaml"
+    path.write_text(json.dumps(config))
+    run_env = {**env, "FLOOR_TASKS": ",".join(t.id for t in tasks), "PROMPTFOO_CONFIG_DIR": str(folder / "promptfoo")}
+    command = ["promptfoo", "eval", "-c", str(path), "--repeat", str(repeat), "-j", str(jobs), "--no-cache"]
+    out = folder / "floor-results.json"
+    proc = subprocess.run([*command, "-o", str(out)], env=run_env, cwd=folder, capture_output=True, text=True)
+    if not out.is_file():
+        raise BenchError(f"the floor's promptfoo eval wrote no results (exit {proc.returncode}): {proc.stderr[-1500:]}")
+    rows = json.loads(out.read_text())["results"]["results"]
+    if len(rows) != repeat * len(tasks) or not all(r.get("success") for r in rows):
+        raise BenchError(f"the floor's eval: {len(rows)} rows (want {repeat * len(tasks)}), not all passed")
+
+
+def floor_cpu(procs: list[Proc], root_ppid: int) -> float:
+    """CPU of every process tree the bench started during the floor's eval (promptfoo and all it ran)."""
+    tree = Tree(procs)
+    return sum(tree.procs[j].cpu for i in tree.roots.get(root_ppid, []) for j in tree.subtree(i)
+               if tree.procs[j].comm != "accton")  # fmt: skip
+
+
 def check_host() -> None:
     if shutil.which("accton") is None:
         raise BenchError("accton not found: kernel process accounting needs the Debian package acct "
@@ -370,9 +434,17 @@ def run(args: argparse.Namespace) -> dict:
             ours = accounted(lambda: svl.run_passhat(tasks, args.repeat, args.jobs, server.url, state, out, ours_env, args.cli),
                              scratch / "passhat.pacct")  # fmt: skip
             roles = read_roles(marks)
+            floor = None
+            if args.floor:
+                floor_dir = scratch / "floor"
+                floor_dir.mkdir()
+                run_floor(tasks, 1, args.jobs, floor_dir, env)  # warm, untimed
+                records = accounted(lambda: run_floor(tasks, args.repeat, args.jobs, floor_dir, env),
+                                    scratch / "floor.pacct")  # fmt: skip
+                floor = floor_cpu(records[0], os.getpid())
     finally:
         server.stop()
-    return summarize(tasks, args, loop, ours, roles)
+    return summarize(tasks, args, loop, ours, roles) | {"promptfoo_floor_cpu_s": floor}
 
 
 def _tally(procs: list[Proc], account: Account, tree: Tree) -> float:
@@ -449,6 +521,7 @@ def render(result: dict) -> str:
         "(a record holds whole 1/100 s: a process of less counts 0 — see procs)",
         f"CPU passhat/loop {ratio:.2f} (target ≤ {TARGET}, goal {GOAL}) {'ok' if ratio <= TARGET else 'OVER'}; "
         f"wall {ours['wall_s']:.1f} s / {loop['wall_s']:.1f} s",
+        *floor_lines(result),
         "",
         f"{'interpreter (passhat Python process)':36} {'n':>4} {'CPU-s each':>10} {'start-up':>9} {'imports':>8}",
     ]
@@ -460,6 +533,21 @@ def render(result: dict) -> str:
     return "\n".join(lines)
 
 
+def floor_lines(result: dict) -> list[str]:
+    """Promptfoo's floor for this shape beside the loop: the lowest ratio a Python extension of it can reach."""
+    floor = result.get("promptfoo_floor_cpu_s")
+    if floor is None:
+        return []
+    loop, ours = result["loop"]["total_cpu_s"], result["passhat"]["total_cpu_s"]
+    return [
+        f"promptfoo's floor, this shape with no work (no-op Python provider, generator, assertion, hooks): "
+        f"{floor:.2f} CPU-s",
+        f"  lowest ratio of any Python extension of this shape: (loop + floor) / loop = {(loop + floor) / loop:.2f}",
+        f"  passhat above the loop's work and the floor: {ours - loop - floor:.2f} CPU-s "
+        f"({(ours - loop - floor) / loop:.1%} of the loop)",
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", default=",".join(svl.TASKS))
@@ -468,6 +556,7 @@ def main() -> int:
     parser.add_argument("--no-warm-up", dest="warm_up", action="store_false", help="skip the untimed repeat-1 run")
     parser.add_argument("--cli", choices=sorted(svl.CLI_MODES), default="full",
                         help="passhat's CLI mode: full (the example suite's) or bare (the loop's, like for like)")  # fmt: skip
+    parser.add_argument("--no-floor", dest="floor", action="store_false", help="skip Promptfoo's floor")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     try:

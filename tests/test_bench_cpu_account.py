@@ -104,3 +104,22 @@ def test_passhat_by_roles_and_confinement():
         "tests' command": 0.45, "hook afterEach": 0.2, "other (unmarked)": 0.2,
     })  # fmt: skip
     assert account.interpreters["assertion"][0]["cpu"] == 0.5
+
+
+def test_promptfoos_floor_is_every_tree_the_bench_started_and_bounds_the_ratio():
+    data = b"".join([
+        record(30, 10, 2.5, "node"),  # promptfoo, a child of the bench (pid 10)
+        record(31, 30, 0.12, "python"),  # an assertion's interpreter
+        record(32, 30, 0.10, "python"),  # an afterEach hook's
+        record(33, 31, 0.02, "python"),  # what an interpreter starts counts too
+        record(40, 99, 5.0, "cc1"),  # another process of the machine: not the bench's
+        record(41, 10, 0.0, "accton"),
+    ])  # fmt: skip
+    floor = bench.floor_cpu(bench.read_pacct(data), root_ppid=10)
+    assert floor == pytest.approx(2.74)
+    result = {"promptfoo_floor_cpu_s": 13.0, "loop": {"total_cpu_s": 50.0}, "passhat": {"total_cpu_s": 80.0}}
+    lines = bench.floor_lines(result)
+    assert "13.00 CPU-s" in lines[0]
+    assert "= 1.26" in lines[1]  # (50 + 13) / 50: no extension of this shape goes lower
+    assert "17.00 CPU-s (34.0% of the loop)" in lines[2]
+    assert bench.floor_lines({"promptfoo_floor_cpu_s": None}) == []

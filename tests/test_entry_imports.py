@@ -33,6 +33,7 @@ def test_the_after_each_hook_imports_no_report_results_or_graders():
         _under(loaded, "passhat.report", "passhat.results", "passhat.judge", "passhat.graders", "passhat.trial") == []
     )
     assert "passhat.extension._viewer" in loaded and "passhat.extension._verdict" not in loaded
+    assert _under(loaded, "http") == []  # the links' server is `passhat view`'s, not the hook's
 
 
 def test_an_assertion_of_the_deterministic_graders_imports_no_judge_and_no_ray_side():

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from collections.abc import Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
+
+if TYPE_CHECKING:
+    from http.server import ThreadingHTTPServer
 
 PORT_ENV = "PASSHAT_VIEW_PORT"
 DEFAULT_PORT = 15501  # promptfoo view's is 15500
@@ -70,36 +71,38 @@ def servable(path: str) -> Path | None:
     return real if real.is_file() else None
 
 
-class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        path = unquote(self.path.split("?", 1)[0])
-        found = servable(path.removeprefix(PREFIX)) if path.startswith(PREFIX + "/") else None
-        if found is None:
-            self._send(404, f"passhat view: no trial artifact at {path}\n".encode())
-            return
-        try:
-            with open(found, "rb") as handle:
-                body = handle.read(LIMIT)
-        except OSError as error:
-            self._send(404, f"passhat view: {found}: {error.strerror}\n".encode())
-            return
-        self._send(200, body)
-
-    def _send(self, code: int, body: bytes) -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", "text/plain; charset=utf-8")  # shown, never run or downloaded
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 def serve(port_number: int) -> ThreadingHTTPServer:
     """Serve the links on 127.0.0.1:`port_number` in a daemon thread; `.shutdown()` stops it. Raises OSError
-    when the port is taken."""
+    when the port is taken. http.server is imported here: afterEach, a fresh interpreter per row, builds links only."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class _Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            path = unquote(self.path.split("?", 1)[0])
+            found = servable(path.removeprefix(PREFIX)) if path.startswith(PREFIX + "/") else None
+            if found is None:
+                self._send(404, f"passhat view: no trial artifact at {path}\n".encode())
+                return
+            try:
+                with open(found, "rb") as handle:
+                    body = handle.read(LIMIT)
+            except OSError as error:
+                self._send(404, f"passhat view: {found}: {error.strerror}\n".encode())
+                return
+            self._send(200, body)
+
+        def _send(self, code: int, body: bytes) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")  # shown, never run or downloaded
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
     server = ThreadingHTTPServer((HOST, port_number), _Handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, name="passhat-view-links", daemon=True).start()
