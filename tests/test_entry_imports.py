@@ -47,6 +47,8 @@ def test_an_assertion_of_the_deterministic_graders_imports_no_judge_and_no_ray_s
     assert _under(loaded, "passhat.cluster._driver", "passhat.cluster._grading") == []
     # the grader's sandbox is bwrap without a model: no proxy, no spend readers, no HTTP client
     assert _under(loaded, "passhat.trial._proxy", "passhat.trial.spend", "passhat.common._endpoint", "http") == []
+    # task.yaml is the provider's and check-task's to parse: the tests grader keeps the one answer it needs
+    assert _under(loaded, "yaml") == []
 
 
 def test_kind_of_finds_the_registrys_kinds_and_nothing_else():

@@ -20,8 +20,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from passhat.common._errors import TaskError, yaml_position
 
 Tier = Literal["simple", "medium", "complex", "very-complex"]
@@ -194,20 +192,31 @@ def _no_file(file: Path, folder: Path, field: str, name: str) -> TaskError:
     )
 
 
-def task_test_patch(task_dir: str | Path) -> Path | None:
+def task_test_patch(task_dir: str | Path, name: str | None = "") -> Path | None:
     """The test.patch the tests grader applies (the `test_patch:` field, else test.patch when present; none
-    when `show_tests: true` put it in the base), reading task.yaml only.
+    when `show_tests: true` put it in the base), reading task.yaml only; `name`: what test_patch_name gave
+    for this task.yaml, when the caller kept it (then task.yaml is not read).
 
     For the tests grader, which runs once per trial: no validation, no walk of repo/."""
     folder = Path(task_dir).resolve()
+    if name == "":
+        name = test_patch_name(folder)
+    return None if name is None else _task_file(folder, name)
+
+
+def test_patch_name(task_dir: str | Path) -> str | None:
+    """task.yaml's say on the test patch: the file name it gives (`test_patch:`, else test.patch), None when the
+    tests are in the base (`show_tests: true`) or task.yaml cannot be read."""
+    import yaml  # here, not at the top: a trial's tests grader loads this module and keeps the answer (issue 33)
+
     try:
-        data = yaml.safe_load((folder / "task.yaml").read_bytes())
+        data = yaml.safe_load((Path(task_dir) / "task.yaml").read_bytes())
     except (OSError, yaml.YAMLError):
         return None
     if isinstance(data, dict) and data.get("show_tests") is True:
         return None
     name = data.get("test_patch", "test.patch") if isinstance(data, dict) else "test.patch"
-    return _task_file(folder, name) if isinstance(name, str) else None
+    return name if isinstance(name, str) else None
 
 
 def load_tasks(root: str | Path, only: Sequence[str] | None = None) -> list[Task]:
@@ -231,6 +240,8 @@ def load_tasks(root: str | Path, only: Sequence[str] | None = None) -> list[Task
 
 
 def _parse_yaml(file: Path, raw: bytes) -> Any:
+    import yaml
+
     try:
         data = yaml.safe_load(raw)
     except yaml.YAMLError as e:
