@@ -87,6 +87,7 @@ fmt: install
 
 bench: install
 	$(PY) bench/where_cpu_goes.py  # every phase's CPU against its budget (root: kernel process accounting)
+	$(PY) bench/integrity_cost.py  # the gaming defences inside the tests' command, every shipped task: cap +10%
 	$(PY) bench/trial_overhead.py
 
 clean:
