@@ -129,7 +129,7 @@ class _Group:
     judged: int = 0
     repeats: list[int] = field(default_factory=list)
     reasons: Counter[str] = field(default_factory=Counter)  # infra errors' first lines
-    offsets: Counter[int] = field(default_factory=Counter)  # testIdx - repeat index of the rows with both
+    offsets: set[int] = field(default_factory=set)  # testIdx - repeat index of the rows with both (see repeats_of)
     cut_off: list[int | None] = field(default_factory=list)  # testIdx of each call cut off by Ctrl+C
     scripted: int = 0
     models: set[str] = field(default_factory=set)
@@ -145,19 +145,27 @@ class _Group:
     LISTS: ClassVar[tuple[str, ...]] = ("costs", "scored_costs", "durations", "repeats", "cut_off")
 
     def add(self, trial: Trial) -> None:
+        """Fold one trial in. It runs once per row (a million for a big file), so a field read twice is read once
+        into a local, and the rare cases (infra errors, judged or cut-off rows, what ran) are tested last."""
         if self.tier is None:
             self.tier = trial.tier
-        if trial.cost_usd is not None:
-            self.costs.append(trial.cost_usd)
-        if trial.repeat_index is not None:
-            self.repeats.append(trial.repeat_index)
-            if trial.test_index is not None:
-                self.offsets[trial.test_index - trial.repeat_index] += 1
+        cost = trial.cost_usd
+        if cost is not None:
+            self.costs.append(cost)
+        repeat = trial.repeat_index
+        if repeat is not None:
+            self.repeats.append(repeat)
+            test = trial.test_index
+            if test is not None and test - repeat not in self.offsets:
+                self.offsets.add(test - repeat)
         if trial.interrupted:
             self.cut_off.append(trial.test_index)
-        self.impossible = self.impossible or trial.impossible
-        self.judged += trial.judged
-        self.scripted += trial.scripted_model
+        if trial.impossible:
+            self.impossible = True
+        if trial.judged:
+            self.judged += 1
+        if trial.scripted_model:
+            self.scripted += 1
         if type(model := trial.model) is str and model:
             self.models.add(model)
         if trial.models or trial.claude_code_version or trial.agent_sdk_version:
@@ -170,26 +178,38 @@ class _Group:
             self.unscored += 1
             return
         self.n += 1
-        self.passes += trial.passed
-        self.gamed += trial.gamed
-        self.gamed_passes += trial.gamed and trial.passed
-        self.scanned += trial.scanned
-        if trial.cost_usd is not None:
-            self.scored_costs.append(trial.cost_usd)
-            self.scored_cost_passes += trial.passed
-        if trial.turns is not None:  # an infra error's turns are not the agent's behaviour
-            self.turn_sum += trial.turns
+        passed = trial.passed
+        if passed:
+            self.passes += 1
+        if trial.gamed:
+            self.gamed += 1
+            self.gamed_passes += passed
+        if trial.scanned:
+            self.scanned += 1
+        if cost is not None:
+            self.scored_costs.append(cost)
+            self.scored_cost_passes += passed
+        turns = trial.turns
+        if turns is not None:  # an infra error's turns are not the agent's behaviour
+            self.turn_sum += turns
             self.turns += 1
-        if trial.duration_ms is not None:
-            self.durations.append(trial.duration_ms)
-        if trial.clean_exit is not None:
+        duration = trial.duration_ms
+        if duration is not None:
+            self.durations.append(duration)
+        clean_exit = trial.clean_exit
+        if clean_exit is not None:
             self.health_reported += 1
-            self.clean_exits += trial.clean_exit
-        for name, value in (trial.named_scores or {}).items():
-            if type(value) in (int, float) and math.isfinite(value):
+            self.clean_exits += clean_exit
+        if trial.named_scores:
+            self._add_named(trial.named_scores)
+
+    def _add_named(self, named: dict[str, object]) -> None:
+        for name, value in named.items():
+            kind = type(value)
+            if (kind is float or kind is int) and math.isfinite(value):  # type: ignore[arg-type]
                 if (values := self.named.get(name)) is None:
                     values = self.named[str(name)] = []
-                values.append(float(value))
+                values.append(float(value))  # type: ignore[arg-type]
 
     def seen(self) -> list[int]:
         """The repeat indices of its rows (a cut-off repeat has a row), cut-off ones placed where known."""
@@ -279,7 +299,7 @@ def merge(first: Groups, second: Groups) -> Groups:
         for name in _Group.COUNTS + _Group.LISTS:
             setattr(into, name, getattr(into, name) + getattr(group, name))
         into.reasons = into.reasons + group.reasons
-        into.offsets = into.offsets + group.offsets
+        into.offsets = into.offsets | group.offsets
         into.models, into.ran = into.models | group.models, into.ran | group.ran
         into.impossible = into.impossible or group.impossible
         into.named = {
