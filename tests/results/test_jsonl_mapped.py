@@ -7,7 +7,9 @@ Unmapped (`_mapped` patched to say no), every file is read by read(), as a pipe 
 
 from __future__ import annotations
 
+import itertools
 import json
+import mmap
 from pathlib import Path
 
 import pytest
@@ -107,3 +109,24 @@ def test_halves_mapped_are_the_halves_read(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(_jsonl, "_mapped", lambda handle: None)
     assert mapped == halves()
     assert mapped[0] + mapped[1] == load_trials(path)  # type: ignore[operator]
+
+
+def test_read_pages_leave_the_process_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Else every page of a mapped 2 GB file counts in the process's resident memory by the end (issue 33: < 500 MB).
+    path = varied_rows.write_jsonl(tmp_path / "results.jsonl", 300)
+    monkeypatch.setattr(_scan, "CHUNK", 4096)
+    monkeypatch.setattr(_jsonl, "_RELEASE", mmap.PAGESIZE)
+    released: list[tuple[int, int]] = []
+    release = _jsonl._release
+
+    def spy(mapped: mmap.mmap, start: int, end: int) -> int:
+        released.append((start, release(mapped, start, end)))
+        return released[-1][1]
+
+    monkeypatch.setattr(_jsonl, "_release", spy)
+    mapped, read = read_both(path, monkeypatch)
+    assert mapped == read  # rows decoded from released pages (a judged row's raw grading) read them back
+    assert released[0][0] == 0
+    assert all(end == next_start for (_, end), (next_start, _) in itertools.pairwise(released))
+    assert all(start % mmap.PAGESIZE == 0 and end % mmap.PAGESIZE == 0 for start, end in released)
+    assert released[-1][1] > path.stat().st_size - 4096 - 2 * mmap.PAGESIZE  # up to the last block

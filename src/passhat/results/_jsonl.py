@@ -17,6 +17,8 @@ from passhat.common._errors import ResultsError
 from passhat.results import _scan
 from passhat.results._scan import _REFUSED, ByteSource, NotJson, Typed, _utf8_error
 
+_RELEASE = 16 << 20  # bytes of a mapped file read between two `_release`s
+
 
 def _blocks(handle: ByteSource, limit: int | None) -> Iterator[bytes | memoryview]:
     """The file in blocks of whole lines (the last may lack its newline), up to byte `limit` (a line start)."""
@@ -56,6 +58,15 @@ def _mapped(handle: ByteSource) -> mmap.mmap | None:
     return mapped
 
 
+def _release(mapped: mmap.mmap, start: int, end: int) -> int:
+    """Drop the mapped pages from `start` (a page start) up to the page of byte `end` out of the process's memory
+    (the file's pages stay cached by the kernel; a row still holding a part of them reads it back from there):
+    else every page read counts in the process's resident memory, the whole file by the end. The next start."""
+    end -= end % mmap.PAGESIZE
+    mapped.madvise(mmap.MADV_DONTNEED, start, end - start)
+    return end
+
+
 def _mapped_blocks(handle: ByteSource, mapped: mmap.mmap, limit: int | None) -> Iterator[memoryview]:
     """`_blocks` of a mapped file: from the handle's position, which ends where the blocks end. The handle's
     `add`, when it has one (`_progress.Counted`), is told the bytes of each block, as its reads would be."""
@@ -63,6 +74,7 @@ def _mapped_blocks(handle: ByteSource, mapped: mmap.mmap, limit: int | None) -> 
     start = handle.seek(0, 1)
     stop = len(mapped) if limit is None else min(len(mapped), start + limit)
     view = memoryview(mapped)
+    released = start - start % mmap.PAGESIZE  # pages before this one are out of the process's memory
     while start < stop:
         end = mapped.rfind(b"\n", start, min(start + _scan.CHUNK, stop)) + 1
         if end == 0:  # a line longer than the chunk
@@ -71,6 +83,8 @@ def _mapped_blocks(handle: ByteSource, mapped: mmap.mmap, limit: int | None) -> 
         if count is not None:
             count(end - start)
         start = handle.seek(end)
+        if start - released >= _RELEASE:
+            released = _release(mapped, released, start)
     with contextlib.suppress(BufferError):  # a row still holds a part (msgspec.Raw): it is freed with that row
         view.release()
         mapped.close()
