@@ -145,27 +145,20 @@ class _Group:
     LISTS: ClassVar[tuple[str, ...]] = ("costs", "scored_costs", "durations", "repeats", "cut_off")
 
     def add(self, trial: Trial) -> None:
-        """Fold one trial in. It runs once per row (a million for a big file), so a field read twice is read once
-        into a local, and the rare cases (infra errors, judged or cut-off rows, what ran) are tested last."""
+        """Fold one trial in: once per row (a million in a big file), so each field is read once, into a local."""
         if self.tier is None:
             self.tier = trial.tier
-        cost = trial.cost_usd
-        if cost is not None:
+        if (cost := trial.cost_usd) is not None:
             self.costs.append(cost)
-        repeat = trial.repeat_index
-        if repeat is not None:
+        if (repeat := trial.repeat_index) is not None:
             self.repeats.append(repeat)
-            test = trial.test_index
-            if test is not None and test - repeat not in self.offsets:
+            if (test := trial.test_index) is not None and test - repeat not in self.offsets:
                 self.offsets.add(test - repeat)
         if trial.interrupted:
             self.cut_off.append(trial.test_index)
-        if trial.impossible:
-            self.impossible = True
-        if trial.judged:
-            self.judged += 1
-        if trial.scripted_model:
-            self.scripted += 1
+        self.impossible = self.impossible or trial.impossible
+        self.judged += trial.judged
+        self.scripted += trial.scripted_model
         if type(model := trial.model) is str and model:
             self.models.add(model)
         if trial.models or trial.claude_code_version or trial.agent_sdk_version:
@@ -178,38 +171,27 @@ class _Group:
             self.unscored += 1
             return
         self.n += 1
-        passed = trial.passed
-        if passed:
-            self.passes += 1
-        if trial.gamed:
-            self.gamed += 1
-            self.gamed_passes += passed
-        if trial.scanned:
-            self.scanned += 1
+        self.passes += (passed := trial.passed)
+        if trial.gamed or trial.scanned:
+            self.gamed += trial.gamed
+            self.gamed_passes += trial.gamed and passed
+            self.scanned += trial.scanned
         if cost is not None:
             self.scored_costs.append(cost)
             self.scored_cost_passes += passed
-        turns = trial.turns
-        if turns is not None:  # an infra error's turns are not the agent's behaviour
+        if (turns := trial.turns) is not None:  # an infra error's turns are not the agent's behaviour
             self.turn_sum += turns
             self.turns += 1
-        duration = trial.duration_ms
-        if duration is not None:
+        if (duration := trial.duration_ms) is not None:
             self.durations.append(duration)
-        clean_exit = trial.clean_exit
-        if clean_exit is not None:
+        if (clean_exit := trial.clean_exit) is not None:
             self.health_reported += 1
             self.clean_exits += clean_exit
-        if trial.named_scores:
-            self._add_named(trial.named_scores)
-
-    def _add_named(self, named: dict[str, object]) -> None:
-        for name, value in named.items():
-            kind = type(value)
-            if (kind is float or kind is int) and math.isfinite(value):  # type: ignore[arg-type]
+        for name, value in (trial.named_scores or {}).items():
+            if ((kind := type(value)) is float or kind is int) and math.isfinite(value):
                 if (values := self.named.get(name)) is None:
                     values = self.named[str(name)] = []
-                values.append(float(value))  # type: ignore[arg-type]
+                values.append(float(value))
 
     def seen(self) -> list[int]:
         """The repeat indices of its rows (a cut-off repeat has a row), cut-off ones placed where known."""
