@@ -129,7 +129,7 @@ class _Group:
     judged: int = 0
     repeats: list[int] = field(default_factory=list)
     reasons: Counter[str] = field(default_factory=Counter)  # infra errors' first lines
-    offsets: Counter[int] = field(default_factory=Counter)  # testIdx - repeat index of the rows with both
+    offsets: set[int] = field(default_factory=set)  # testIdx - repeat index of the rows with both (see repeats_of)
     cut_off: list[int | None] = field(default_factory=list)  # testIdx of each call cut off by Ctrl+C
     scripted: int = 0
     models: set[str] = field(default_factory=set)
@@ -145,14 +145,15 @@ class _Group:
     LISTS: ClassVar[tuple[str, ...]] = ("costs", "scored_costs", "durations", "repeats", "cut_off")
 
     def add(self, trial: Trial) -> None:
+        """Fold one trial in: once per row (a million in a big file), so each field is read once, into a local."""
         if self.tier is None:
             self.tier = trial.tier
-        if trial.cost_usd is not None:
-            self.costs.append(trial.cost_usd)
-        if trial.repeat_index is not None:
-            self.repeats.append(trial.repeat_index)
-            if trial.test_index is not None:
-                self.offsets[trial.test_index - trial.repeat_index] += 1
+        if (cost := trial.cost_usd) is not None:
+            self.costs.append(cost)
+        if (repeat := trial.repeat_index) is not None:
+            self.repeats.append(repeat)
+            if (test := trial.test_index) is not None and test - repeat not in self.offsets:
+                self.offsets.add(test - repeat)
         if trial.interrupted:
             self.cut_off.append(trial.test_index)
         self.impossible = self.impossible or trial.impossible
@@ -170,23 +171,24 @@ class _Group:
             self.unscored += 1
             return
         self.n += 1
-        self.passes += trial.passed
-        self.gamed += trial.gamed
-        self.gamed_passes += trial.gamed and trial.passed
-        self.scanned += trial.scanned
-        if trial.cost_usd is not None:
-            self.scored_costs.append(trial.cost_usd)
-            self.scored_cost_passes += trial.passed
-        if trial.turns is not None:  # an infra error's turns are not the agent's behaviour
-            self.turn_sum += trial.turns
+        self.passes += (passed := trial.passed)
+        if trial.gamed or trial.scanned:
+            self.gamed += trial.gamed
+            self.gamed_passes += trial.gamed and passed
+            self.scanned += trial.scanned
+        if cost is not None:
+            self.scored_costs.append(cost)
+            self.scored_cost_passes += passed
+        if (turns := trial.turns) is not None:  # an infra error's turns are not the agent's behaviour
+            self.turn_sum += turns
             self.turns += 1
-        if trial.duration_ms is not None:
-            self.durations.append(trial.duration_ms)
-        if trial.clean_exit is not None:
+        if (duration := trial.duration_ms) is not None:
+            self.durations.append(duration)
+        if (clean_exit := trial.clean_exit) is not None:
             self.health_reported += 1
-            self.clean_exits += trial.clean_exit
+            self.clean_exits += clean_exit
         for name, value in (trial.named_scores or {}).items():
-            if type(value) in (int, float) and math.isfinite(value):
+            if ((kind := type(value)) is float or kind is int) and math.isfinite(value):
                 if (values := self.named.get(name)) is None:
                     values = self.named[str(name)] = []
                 values.append(float(value))
@@ -279,7 +281,7 @@ def merge(first: Groups, second: Groups) -> Groups:
         for name in _Group.COUNTS + _Group.LISTS:
             setattr(into, name, getattr(into, name) + getattr(group, name))
         into.reasons = into.reasons + group.reasons
-        into.offsets = into.offsets + group.offsets
+        into.offsets = into.offsets | group.offsets
         into.models, into.ran = into.models | group.models, into.ran | group.ran
         into.impossible = into.impossible or group.impossible
         into.named = {

@@ -15,8 +15,7 @@ several sets of vars) or there is none, the repeat is not known, and said so.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 # the call in flight, a call waiting for a worker, a call waiting in the adaptive scheduler's queue (its
 # SlotQueue.dispose() when the eval pauses): each saved as an error row the provider never answered
@@ -31,11 +30,11 @@ def cut_off(failure_reason: int, error: str | None, repeat_index: object) -> boo
     return first.removeprefix("Error: ") in SHUTDOWN_ERRORS
 
 
-def repeats_of(offsets: Counter[int], test_indexes: Iterable[int | None]) -> tuple[int | None, ...]:
+def repeats_of(offsets: Collection[int], test_indexes: Iterable[int | None]) -> tuple[int | None, ...]:
     """The repeat of each cut-off row (by its testIdx), or None where it cannot be placed; known ones first, sorted.
 
-    `offsets` counts testIdx - repeat_index over the finished rows of the same task and provider: one value when
-    every repeat of the task is one step.
+    `offsets` holds the values of testIdx - repeat_index among the finished rows of the same task and provider: one
+    value when every repeat of the task is one step.
     """
     offset = next(iter(offsets)) if len(offsets) == 1 else None
     found = [None if offset is None or index is None or index < offset else index - offset for index in test_indexes]

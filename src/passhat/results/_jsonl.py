@@ -5,9 +5,11 @@ refuses is read line by line by `json`, with the same one-line errors, line numb
 
 from __future__ import annotations
 
+import contextlib
 import io
 import itertools
 import json
+import mmap
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,9 +17,15 @@ from passhat.common._errors import ResultsError
 from passhat.results import _scan
 from passhat.results._scan import _REFUSED, ByteSource, NotJson, Typed, _utf8_error
 
+_RELEASE = 16 << 20  # bytes of a mapped file read between two `_release`s
 
-def _blocks(handle: ByteSource, limit: int | None) -> Iterator[bytes]:
+
+def _blocks(handle: ByteSource, limit: int | None) -> Iterator[bytes | memoryview]:
     """The file in blocks of whole lines (the last may lack its newline), up to byte `limit` (a line start)."""
+    mapped = _mapped(handle)
+    if mapped is not None:
+        yield from _mapped_blocks(handle, mapped, limit)
+        return
     rest, read = b"", 0
     while True:
         size = _scan.CHUNK if limit is None else min(_scan.CHUNK, limit - read)
@@ -32,6 +40,54 @@ def _blocks(handle: ByteSource, limit: int | None) -> Iterator[bytes]:
             continue
         yield rest + memoryview(data)[:end]  # (one copy of the block, not two)
         rest = data[end:]
+
+
+def _mapped(handle: ByteSource) -> mmap.mmap | None:
+    """The file mapped into memory, when it can be (a regular, non-empty file): its blocks are then read in place,
+    with no copy. Copying 600 MB out of the page cache by read() took ~0.3 CPU-s of a 5 s report.
+    (A file cut shorter by another process while it is read would crash the read, SIGBUS: results files are
+    written whole by promptfoo, or appended to, never cut.)"""
+    fileno = getattr(handle, "fileno", None)
+    if fileno is None:
+        return None
+    try:
+        mapped = mmap.mmap(fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # not a regular file, or empty: read() it
+        return None
+    mapped.madvise(mmap.MADV_SEQUENTIAL)
+    return mapped
+
+
+def _release(mapped: mmap.mmap, start: int, end: int) -> int:
+    """Drop the mapped pages from `start` (a page start) up to the page of byte `end` out of the process's memory
+    (the file's pages stay cached by the kernel; a row still holding a part of them reads it back from there):
+    else every page read counts in the process's resident memory, the whole file by the end. The next start."""
+    end -= end % mmap.PAGESIZE
+    mapped.madvise(mmap.MADV_DONTNEED, start, end - start)
+    return end
+
+
+def _mapped_blocks(handle: ByteSource, mapped: mmap.mmap, limit: int | None) -> Iterator[memoryview]:
+    """`_blocks` of a mapped file: from the handle's position, which ends where the blocks end. The handle's
+    `add`, when it has one (`_progress.Counted`), is told the bytes of each block, as its reads would be."""
+    count = getattr(handle, "add", None)
+    start = handle.seek(0, 1)
+    stop = len(mapped) if limit is None else min(len(mapped), start + limit)
+    view = memoryview(mapped)
+    released = start - start % mmap.PAGESIZE  # pages before this one are out of the process's memory
+    while start < stop:
+        end = mapped.rfind(b"\n", start, min(start + _scan.CHUNK, stop)) + 1
+        if end == 0:  # a line longer than the chunk
+            end = mapped.find(b"\n", start + _scan.CHUNK, stop) + 1 or stop
+        yield view[start:end]
+        if count is not None:
+            count(end - start)
+        start = handle.seek(end)
+        if start - released >= _RELEASE:
+            released = _release(mapped, released, start)
+    with contextlib.suppress(BufferError):  # a row still holds a part (msgspec.Raw): it is freed with that row
+        view.release()
+        mapped.close()
 
 
 def jsonl_rows(

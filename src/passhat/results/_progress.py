@@ -107,3 +107,7 @@ class Counted:
 
     def tell(self) -> int:
         return self.handle.tell()
+
+    def fileno(self) -> int:
+        """The file's descriptor: a reader that maps the file (`_jsonl`) calls `add` itself."""
+        return self.handle.fileno()

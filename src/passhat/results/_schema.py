@@ -27,24 +27,29 @@ _JSON = Union[_SCALAR, list[Any]]  # noqa: UP007 - beside a Struct: any other JS
 class Meta(msgspec.Struct, gc=False):
     """The provider's metadata fields anything of passhat reads (a row's `metadata` and `response.metadata`).
     Missing reads as null, but for the fields where "missing" and null read differently (`cost_usd`, and those
-    response.metadata's null hides the row's: `_trial._over`), UNSET. The rest is skipped in C: building every
-    field of both objects as dicts was a third of a row's decoding."""
+    response.metadata's null hides the row's: `_trial.to_trial`), UNSET. The rest is skipped in C: building every
+    field of both objects as dicts was a third of a row's decoding.
+
+    Fields (here and in every Struct below) are in the order promptfoo 0.123 writes them for passhat's provider
+    (tests/report/data/ctrl-c-then-resume/results.json): msgspec looks a key up from the field after the last one
+    it found, so in that order each key is found at its first try (~6% fewer instructions to decode a row)."""
 
     task_id: Any = None
-    repeat_index: Any = None
-    num_turns: Any = None
-    numTurns: Any = None  # noqa: N815
-    duration_ms: Any = None
-    durationMs: Any = None  # noqa: N815
-    cost_usd: Any = UNSET
     tier: Any = None
-    is_error: Any = None
+    repeat_index: Any = None
     status: Any = None
-    scripted_model: Any = None
-    model: Any = UNSET
-    judge_version: Any = UNSET
-    transcript_path: Any = UNSET
+    is_error: Any = None
+    num_turns: Any = None
+    duration_ms: Any = None
+    cost_usd: Any = UNSET
     patch_path: Any = UNSET
+    transcript_path: Any = UNSET
+    model: Any = UNSET
+    scripted_model: Any = None
+    # not written by passhat's provider for a trial (other providers, the judge, the task's metadata):
+    numTurns: Any = None  # noqa: N815
+    durationMs: Any = None  # noqa: N815
+    judge_version: Any = UNSET
     expect: Any = None  # the task's `expect` (promptfoo copies the test's metadata into the row's)
     models: Any = None  # what ran (the report's header, the drift history): the model ids that answered,
     claude_code_version: Any = None  # the CLI's version and the Agent SDK's (passhat's provider sets them;
@@ -52,8 +57,8 @@ class Meta(msgspec.Struct, gc=False):
 
 
 class Response(msgspec.Struct, gc=False):
-    metadata: Meta | _JSON = None
     cost: Any = None
+    metadata: Meta | _JSON = None
 
 
 class TestMeta(msgspec.Struct, gc=False):
@@ -85,19 +90,19 @@ class RawTestCase(TestCase, gc=False):
 
 
 class Row(msgspec.Struct, gc=False):
-    success: Any = UNSET
-    failureReason: Any = UNSET  # noqa: N815
-    error: Any = None
-    response: Response | _JSON = None
-    metadata: Meta | _JSON = None
-    latencyMs: Any = None  # noqa: N815
-    testCase: TestCase | _JSON = None  # noqa: N815
-    vars: Any = None
-    provider: Any = UNSET
     cost: Any = None
-    namedScores: Any = None  # noqa: N815
+    error: Any = None
     gradingResult: Grading | _JSON = None  # noqa: N815
+    latencyMs: Any = None  # noqa: N815
+    namedScores: Any = None  # noqa: N815
+    provider: Any = UNSET
+    response: Response | _JSON = None
+    success: Any = UNSET
+    testCase: TestCase | _JSON = None  # noqa: N815
     testIdx: Any = None  # noqa: N815
+    vars: Any = None
+    metadata: Meta | _JSON = None
+    failureReason: Any = UNSET  # noqa: N815
 
 
 class RawRow(Row, gc=False):

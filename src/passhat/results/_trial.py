@@ -15,7 +15,6 @@ import msgspec
 from msgspec import UNSET
 
 from passhat.common._errors import ResultsError
-from passhat.judge._status import unscored_by_judge
 from passhat.results._interrupted import cut_off
 from passhat.results._scan import MISSING as _MISSING
 from passhat.results._schema import (
@@ -205,7 +204,12 @@ def _cost(path: str, at: str, row: Row, response: Response, meta: Sources, infra
 
 
 def _unscored(row: Row) -> bool:
-    """`unscored_by_judge` of the row, shown the parts it reads as dicts (a judged row only: others say no early)."""
+    """`unscored_by_judge` of the row, shown the parts it reads as dicts (a judged row only: others say no early).
+
+    Imported here, not at the top: importing passhat.judge loads the whole judge package (~70 ms, a quarter of
+    `passhat report`'s start-up), and only a judged row needs it."""
+    from passhat.judge._status import unscored_by_judge
+
     named = row.namedScores
     if not named or (type(named) is dict and "judge_unscored" not in named):
         return False
@@ -252,17 +256,11 @@ def _pick(first: object, second: object) -> Any:
     return first
 
 
-def _over(first: object, second: object) -> Any:
-    """A field of response.metadata over the row's metadata, as `{**row_metadata, **response_metadata}` reads."""
-    value = second if first is UNSET else first
-    return None if value is UNSET else value
-
-
 def to_trial(path: str, at: str, row: object) -> Trial:
     """The Trial of a row decoded into `_schema.Row` (anything else is not an object: an error).
 
     It runs once per row of a big file, so the common case is inlined: `a if a is not None else b` is `_pick` of
-    the two metadata objects (their fields but cost_usd and `_over`'s are null when missing), a check calls its
+    the two metadata objects (their fields are null when missing, but cost_usd and those read "over": UNSET), a check calls its
     helper only to raise, and the Trial is built from positional values (keywords cost 1.5 us a row)."""
     if not isinstance(row, Row):
         raise bad(path, at, row, "an object (one row per test and provider)")
@@ -291,7 +289,9 @@ def to_trial(path: str, at: str, row: object) -> Trial:
     if turns is None:
         turns_name, turns = "numTurns", first.numTurns if first.numTurns is not None else second.numTurns
     repeat = first.repeat_index if first.repeat_index is not None else second.repeat_index
-    latency = _number(path, at, ".latencyMs", row.latencyMs)
+    latency = row.latencyMs
+    if type(latency) is not float or not math.isfinite(latency):  # (an int, null or an error: `_number`)
+        latency = _number(path, at, ".latencyMs", latency)
     duration = latency
     if duration is None:
         for name in ("duration_ms", "durationMs"):
@@ -354,6 +354,16 @@ def to_trial(path: str, at: str, row: object) -> Trial:
     sdk = first.agent_sdk_version if first.agent_sdk_version is not None else second.agent_sdk_version
     if sdk is not None and (type(sdk) is not str or not sdk):
         _ran(path, at, meta, "agent_sdk_version", sdk)  # raises
+    # A field of response.metadata over the row's, as `{**row_metadata, **response_metadata}` reads (UNSET:
+    # missing; a null in response.metadata hides the row's value):
+    if (model := first.model) is UNSET and (model := second.model) is UNSET:
+        model = None
+    if (judge_version := first.judge_version) is UNSET and (judge_version := second.judge_version) is UNSET:
+        judge_version = None
+    if (transcript := first.transcript_path) is UNSET and (transcript := second.transcript_path) is UNSET:
+        transcript = None
+    if (patch := first.patch_path) is UNSET and (patch := second.patch_path) is UNSET:
+        patch = None
     return Trial(
         task,  # task
         label,  # provider
@@ -375,10 +385,10 @@ def to_trial(path: str, at: str, row: object) -> Trial:
         named if type(named) is dict and named else None,  # named_scores
         scanned and gamed > 0,  # type: ignore[operator]  # gamed
         scanned,
-        _over(first.model, second.model),  # model
-        _over(first.judge_version, second.judge_version),  # judge_version
-        _over(first.transcript_path, second.transcript_path),  # transcript_path
-        _over(first.patch_path, second.patch_path),  # patch_path
+        model,
+        judge_version,
+        transcript,  # transcript_path
+        patch,  # patch_path
         impossible,
         () if models is None else models,  # models
         code,  # claude_code_version
