@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from types import SimpleNamespace
 
-from passhat.graders._tests import _test_patch
+from passhat.graders._auto import test_patch_of as _test_patch
 
 
 def _outcome(tmp_path):

@@ -1,4 +1,5 @@
-"""`fail_to_pass: auto` / `pass_to_pass: auto`: which tests a tests grader checks, learnt from runs.
+"""`fail_to_pass: auto` / `pass_to_pass: auto`: which tests a tests grader checks, learnt from runs; and which
+test.patch a task applies (test_patch_of), read from task.yaml once per version of it.
 
 The runs themselves are the tests grader's (graders._tests.compute_test_lists); this module holds what
 is pure about them — sorting two "before" and two "after" runs into FAIL_TO_PASS, PASS_TO_PASS, flaky
@@ -8,8 +9,10 @@ and broken — and the cache: one JSON file per task version and grader command 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from passhat.tasks import Task
+    from passhat.trial._outcome import TrialOutcome
 
 AUTO = "auto"
 _LIST_KEYS = ("fail_to_pass", "pass_to_pass")
@@ -102,3 +106,32 @@ def read_cached(file: Path) -> TestLists | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return TestLists(f2p, p2p, flaky, broken, file)
+
+
+def test_patch_of(outcome: TrialOutcome) -> bytes | None:
+    """The task's test.patch (passhat.tasks.task_test_patch). Which file it is comes from task.yaml, read once per
+    version of it: the answer is kept in the state's cache under task.yaml's path, size and modification time, so a
+    trial's grading neither imports nor runs a YAML parser for one field (issue 33). The file itself is read
+    every time."""
+    from passhat.tasks import task_test_patch
+
+    spec = outcome.task_dir.resolve() / "task.yaml"
+    try:
+        stat = spec.stat()
+    except OSError:
+        return None
+    key = hashlib.sha256(f"{spec}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()).hexdigest()[:32]
+    kept = outcome.cache_root / "test-patch-names" / f"{key}.json"
+    try:
+        name = json.loads(kept.read_text(encoding="utf-8"))["name"]
+    except (OSError, ValueError, KeyError, TypeError):
+        from passhat.tasks import test_patch_name
+
+        name = test_patch_name(spec.parent)
+        with contextlib.suppress(OSError):
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            scratch = kept.with_name(f".{key}.{os.getpid()}.tmp")
+            scratch.write_text(json.dumps({"name": name, "task_yaml": str(spec)}), encoding="utf-8")
+            os.replace(scratch, kept)  # whole or absent: concurrent graders may write the same answer
+    path = task_test_patch(spec.parent, name if isinstance(name, str) or name is None else "")
+    return path.read_bytes() if path else None

@@ -17,8 +17,6 @@ its findings come before the verdict: a tampered run is a failed grade with `gam
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import os
 import re
@@ -30,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from passhat.common._errors import SandboxError, TaskError
 from passhat.common._lock import locked
+from passhat.graders import _auto
 from passhat.graders._auto import AUTO, TestLists, cache_file, classify, read_cached, version_cache_file, wants_auto
 from passhat.graders._common import Grade, show_path
 from passhat.graders._globs import DEFAULT_PROTECTED, matches
@@ -233,7 +232,7 @@ def grade_here(outcome: TrialOutcome, config: dict) -> Grade:
     listed = bool(auto or config.get("fail_to_pass") or config.get("pass_to_pass"))
     paths = patch_stats(outcome.patch).paths
     touched = [show_path(p) for p in paths if matches(p, protected) or matches(p + "/", protected)]
-    test_patch = _test_patch(outcome)
+    test_patch = _auto.test_patch_of(outcome)
     try:
         run = _runs(outcome, config, test_patch, read_report=listed)
     except SetupError as error:
@@ -346,35 +345,6 @@ def _verdict(config: dict, run: SuiteRun, code: int | None, notes: list[str], ta
         return Grade(passed, score, "\n".join([*notes, f"`{command}` {verdict}: {summary}", tail]))
     verdict = "passed" if code == 0 else f"failed (exit {code})"
     return Grade(code == 0, 1.0 if code == 0 else 0.0, "\n".join([*notes, f"`{command}` {verdict}.", tail]))
-
-
-def _test_patch(outcome: TrialOutcome) -> bytes | None:
-    """The task's test.patch (passhat.tasks.task_test_patch). Which file it is comes from task.yaml, read once per
-    version of it: the answer is kept in the state's cache under task.yaml's path, size and modification time, so a
-    trial's grading neither imports nor runs a YAML parser for one field (issue 33). The file itself is read
-    every time."""
-    from passhat.tasks import task_test_patch
-
-    spec = outcome.task_dir.resolve() / "task.yaml"
-    try:
-        stat = spec.stat()
-    except OSError:
-        return None
-    key = hashlib.sha256(f"{spec}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()).hexdigest()[:32]
-    kept = outcome.cache_root / "test-patch-names" / f"{key}.json"
-    try:
-        name = json.loads(kept.read_text(encoding="utf-8"))["name"]
-    except (OSError, ValueError, KeyError, TypeError):
-        from passhat.tasks import test_patch_name
-
-        name = test_patch_name(spec.parent)
-        with contextlib.suppress(OSError):
-            kept.parent.mkdir(parents=True, exist_ok=True)
-            scratch = kept.with_name(f".{key}.{os.getpid()}.tmp")
-            scratch.write_text(json.dumps({"name": name, "task_yaml": str(spec)}), encoding="utf-8")
-            os.replace(scratch, kept)  # whole or absent: concurrent graders may write the same answer
-    path = task_test_patch(spec.parent, name if isinstance(name, str) or name is None else "")
-    return path.read_bytes() if path else None
 
 
 def compute_test_lists(task: Task, grader: Mapping[str, Any], state_dir: Path) -> TestLists:

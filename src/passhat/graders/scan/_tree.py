@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from passhat.graders._auto import test_patch_of
 from passhat.graders._globs import matches
 from passhat.graders.scan._hunks import added_by_patch
 from passhat.graders.scan._rules import Finding, Literal
@@ -47,13 +48,6 @@ def _text(root: Path, rel: str) -> str | None:
 
 def is_test(path: str, protected: Sequence[str], test_patch_paths: Sequence[str]) -> bool:
     return matches(path, protected) or matches(path + "/", protected) or path in test_patch_paths
-
-
-def _test_patch(task_dir: Path) -> bytes:
-    from passhat.tasks import task_test_patch
-
-    path = task_test_patch(task_dir)
-    return path.read_bytes() if path else b""
 
 
 @dataclass(frozen=True)
@@ -95,7 +89,7 @@ def test_side(outcome: TrialOutcome, protected: Sequence[str]) -> TestSide:
         return TestSide(tuple(saved["test_patch_paths"]), frozenset((k, v) for k, v in saved["literals"]))
     except (OSError, ValueError, TypeError, KeyError):
         pass
-    test_patch = _test_patch(outcome.task_dir)
+    test_patch = test_patch_of(outcome) or b""
     base = outcome.base_tree()
     patched = patch_stats(test_patch).paths if test_patch.strip() else ()
     tests: dict[str, str] = {}
