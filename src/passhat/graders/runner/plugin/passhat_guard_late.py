@@ -94,8 +94,8 @@ def late(
         code = _getattr(function, "__code__", None)
         if code is None:
             file = "?"
-        elif (file := real.get(code.co_filename)) is None:
-            file = real[code.co_filename] = _realpath(code.co_filename)
+        else:  # realpath only for a file not seen yet
+            file = real.get(code.co_filename) or real.setdefault(code.co_filename, _realpath(code.co_filename))
         line = code.co_firstlineno if code is not None else 0
         where = file[len(root) :] if file.startswith(root) else file
         if id(impl) not in before_run:
