@@ -11,11 +11,23 @@ is graded with the task's tests grader with every defence on and with PASSHAT_RU
 order flipped each round) after one untimed warm-up of each; the medians of --rounds runs are compared, and the
 minima (the least disturbed run of each: on a loaded machine CPU seconds grow with the contention too). The scan:
 the integrity grader timed in a fresh interpreter after the tests grader ran there (its imports included, as a
-trial pays it), CPU, median of --scan-runs. The figure: (sum of on − sum of off + sum of scan) / sum of off, from
-the medians and from the minima.
+trial pays it), CPU, median of --scan-runs after one untimed run. The figure: (sum of on − sum of off + sum of
+scan) / sum of off, from the medians and from the minima.
+
+Like for like, so the figure is the defences' cost and nothing else:
+- Plugins: the guard turns pytest's plugin auto-load off and loads the environment's `pytest11` plugins itself
+  (passhat_guard_loader); pytest's own auto-load also rewrites the asserts of each such plugin's whole package,
+  which it compiles from source on every run (the grader writes no bytecode): anyio's (installed with the agent
+  SDK) cost 0.2-0.3 CPU-s per run, more than the defences. The guard-off run of a pytest task therefore loads the
+  plugins as the guard does (`_same_plugins`), else the figure would count that saving against the defences' cost.
+  `--autoload-baseline` keeps pytest's own auto-load in the guard-off run.
+- The scan's imports: passhat's modules load from bytecode as in any install (a bytecode cache under the bench's
+  temporary folder), not compiled from source on every import as PYTHONDONTWRITEBYTECODE (set on our dev
+  machines) would make them.
 `--parts` also times the run with the twins off and with the audit hook off (their share: on − without).
 
     .venv/bin/python bench/integrity_cost.py [--tasks py-median node-slugify] [--rounds 7] [--parts] [--json]
+                                             [--autoload-baseline]
 
 Every run must pass, or the benchmark stops without a figure.
 """
@@ -37,7 +49,7 @@ import yaml
 
 from passhat.graders._tests import CLEAN_RUN, grade_here
 from passhat.graders.runner import GUARD_ENV
-from passhat.graders.runner._guard import AUDIT_ENV, TWINS_ENV
+from passhat.graders.runner._guard import AUDIT_ENV, LOADER, PLUGIN_DIR, TWINS_ENV, runner_of
 from passhat.tasks import load_task
 from passhat.trial._outcome import TrialOutcome
 from passhat.trial._sandbox import prepare_base
@@ -73,13 +85,27 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def _one(outcome: TrialOutcome, grader: dict, config: str) -> tuple[float, float]:
-    """CPU and wall seconds of one grader run (this process and the command's reaped process tree)."""
+def _same_plugins(grader: dict) -> dict:
+    """`grader` for the guard-off run of a pytest command: the environment's pytest plugins loaded as the guard
+    loads them (auto-load off, passhat_guard_loader named in PYTEST_PLUGINS; see the module's docstring). A task
+    that turns auto-load off itself keeps it off under the guard: its grader is left as it is."""
+    env = dict(grader.get("env") or {})
+    if runner_of(str(grader["command"])) != "pytest" or env.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return grader
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    env["PYTEST_PLUGINS"] = ",".join(filter(None, [LOADER, env.get("PYTEST_PLUGINS", "")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PLUGIN_DIR), env.get("PYTHONPATH", "")]))
+    return {**grader, "env": env}
+
+
+def _one(outcome: TrialOutcome, grader: dict, config: str, baseline: dict) -> tuple[float, float]:
+    """CPU and wall seconds of one grader run (this process and the command's reaped process tree). `baseline`:
+    the grader as the guard-off run gets it."""
     for name in (GUARD_ENV, TWINS_ENV, AUDIT_ENV):
         os.environ.pop(name, None)
     os.environ.update(CONFIGS[config])
     cpu, start = _cpu(), time.perf_counter()
-    grade = grade_here(outcome, dict(grader))
+    grade = grade_here(outcome, dict(baseline if config == "off" else grader))
     took = _cpu() - cpu, time.perf_counter() - start
     if not grade.passed:
         sys.exit(f"bench: the reference solution failed ({config}):\n{grade.reason[:2000]}")
@@ -87,27 +113,31 @@ def _one(outcome: TrialOutcome, grader: dict, config: str) -> tuple[float, float
 
 
 def _scan_cpu(task_id: str, state: Path, runs: int) -> float:
-    """Median CPU seconds of the integrity scan in a fresh interpreter (0 for a task without one)."""
+    """Median CPU seconds of the integrity scan in a fresh interpreter (0 for a task without one), after one untimed
+    run: its per-task cache filled, passhat's modules' bytecode written (under `state`, as an install has it)."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(state / "pycache")
     found = []
-    for _ in range(runs):
+    for _ in range(runs + 1):
         done = subprocess.run([sys.executable, "-c", SCAN, str(ROOT), task_id, str(state)], capture_output=True,
-                              text=True, check=True)  # fmt: skip
+                              text=True, check=True, env=env)  # fmt: skip
         found.append(float(done.stdout.strip().splitlines()[-1]))
-    return statistics.median(found)
+    return statistics.median(found[1:])
 
 
-def measure(task_id: str, rounds: int, state: Path, configs: list[str], scan_runs: int) -> dict:
+def measure(task_id: str, rounds: int, state: Path, configs: list[str], scan_runs: int, autoload: bool) -> dict:
     task = load_task(ROOT / "tasks" / task_id)
     graders = yaml.safe_load((task.dir / "task.yaml").read_text())["graders"]
     grader = next(g for g in graders if g["type"] == "tests")
+    baseline = grader if autoload else _same_plugins(grader)
     base = prepare_base(task, state / "cache")
     outcome = TrialOutcome(task.dir, base.path, task.solution.read_bytes(), CLEAN_RUN)
     times: dict[str, list[tuple[float, float]]] = {config: [] for config in configs}
     for config in configs:  # warm-up: the base, the page cache, auto test lists, the base's learned capabilities
-        _one(outcome, grader, config)
+        _one(outcome, grader, config, baseline)
     for round_ in range(rounds):
         for config in configs if round_ % 2 == 0 else configs[::-1]:
-            times[config].append(_one(outcome, grader, config))
+            times[config].append(_one(outcome, grader, config, baseline))
     row: dict = {"task": task_id, "rounds": rounds}
     for config in configs:
         row[config] = {
@@ -147,16 +177,21 @@ def main() -> None:
     parser.add_argument("--scan-runs", type=int, default=3)
     parser.add_argument("--parts", action="store_true", help="also time the run without the twins, the audit hook")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--autoload-baseline", action="store_true", help="pytest's own plugin auto-load when off")
     args = parser.parse_args()
     configs = ["on", "off", *(["no-twins", "no-audit"] if args.parts else [])]
     with tempfile.TemporaryDirectory(prefix="passhat-bench-") as folder:
-        rows = [measure(task_id, args.rounds, Path(folder), configs, args.scan_runs) for task_id in args.tasks]
+        rows = [
+            measure(task_id, args.rounds, Path(folder), configs, args.scan_runs, args.autoload_baseline)
+            for task_id in args.tasks
+        ]
     if args.json:
         print(json.dumps(rows, indent=1))
         return
     parts = "  twins   audit" if args.parts else ""
+    baseline = "pytest's own plugin auto-load" if args.autoload_baseline else "plugins loaded as the guard does"
     print(f"CPU seconds, medians of {args.rounds} alternating runs; node {node};"
-          f" isolation {os.environ['PASSHAT_GRADER_ISOLATION']}")  # fmt: skip
+          f" isolation {os.environ['PASSHAT_GRADER_ISOLATION']}; guard off: {baseline}")  # fmt: skip
     print(f"{'task':<22} {'off ms':>8} {'on ms':>8} {'guard':>8} {'scan ms':>8} {'cost':>8} {'(minima)':>9}{parts}")
     totals = {"off": 0.0, "on": 0.0, "scan": 0.0, "off_min": 0.0, "on_min": 0.0}
     for row in rows:

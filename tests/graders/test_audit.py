@@ -192,3 +192,40 @@ def test_a_runner_outside_the_environment_opening_the_tests_is_not_the_trees_cod
     assert [(what, where, function) for what, where, _, function in records] == [
         ("open:tests/test_x.py", "pkg/__init__.py", "peek")
     ]
+
+
+_FRAME_READS = """
+import json, sys
+sys.path[:0] = [{plugin!r}, {tree!r}]
+import passhat_guard_audit
+records = passhat_guard_audit.install({tree!r})
+import pkg
+reads = []
+sys.addaudithook(lambda event, args: reads.append(1) if event == "object.__getattr__" and args[1] == "f_code" else None)
+pkg.peek()
+counted = len(reads)
+print(json.dumps([counted, records()]))
+"""
+
+
+def test_the_hook_reads_each_frames_code_once(tmp_path):
+    """Each read of a frame's `f_code` is an audited event of its own, which calls the hook again (let go as the
+    hook's own): the hook reads it once per frame it walks (it read the caller's three times: a few µs more for
+    each of pytest's thousands of events). Its records are the same."""
+    import json
+    import subprocess
+    import sys
+
+    from passhat.graders.runner import plugin
+
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("import sys\n\ndef peek():\n    return sys._getframe()\n")
+    code = _FRAME_READS.format(plugin=str(Path(plugin.__file__).parent), tree=str(tree) + "/")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    counted, records = json.loads(out.splitlines()[-1])
+    assert counted == 1  # the caller's frame, read once by passhat's hook (the counting hook runs after it)
+    assert [(what, where, function) for what, where, _, function in records] == [
+        ("sys.addaudithook", "<string>", "<module>"),  # the counting hook: code built from a string
+        ("sys._getframe", "pkg/__init__.py", "peek"),
+    ]

@@ -106,3 +106,37 @@ def test_a_test_function_swapped_for_the_trees_code_is_named(monkeypatch, tmp_pa
     assert late.swapped(item(scope["quiet"], "tests/test_x.py"), str(tmp_path), is_test) == ["obj"]
     assert late.swapped(item(scope["test_x"], "tests/test_x.py"), str(tmp_path), is_test) == []
     assert late.swapped(item(scope["test_own"], "test_own.py"), str(tmp_path), is_test) == []
+
+
+def test_the_walk_resolves_each_hook_file_once(monkeypatch, tmp_path):
+    """pytest's registry holds hundreds of hook implementations from a few dozen files: the after-run walk resolves
+    each file once (realpath: a system call per path component; it was once per implementation) and asks pluggy
+    for a plugin's name (a search through every plugin) only for a hook of the tree. What it finds is the same."""
+    monkeypatch.syspath_prepend(str(PLUGIN_DIR))
+    late = importlib.import_module(LATE)
+    outside, inside = str(tmp_path / "site" / "plugin.py"), str(tmp_path / "tree" / "calc.py")
+
+    def function_of(file: str):
+        scope: dict = {}
+        exec(compile("def pytest_runtest_call(item):\n    pass\n", file, "exec"), scope)
+        return scope["pytest_runtest_call"]
+
+    impls = [SimpleNamespace(function=function_of(outside), plugin=f"site{n}") for n in range(3)]
+    impls.append(SimpleNamespace(function=function_of(inside), plugin="calc"))
+    asked: list[str] = []
+
+    class Manager:
+        hook = SimpleNamespace(pytest_runtest_call=SimpleNamespace(get_hookimpls=lambda: impls))
+
+        def get_name(self, plugin: str) -> str:
+            asked.append(plugin)
+            return plugin
+
+    resolved: list[str] = []
+    real = late._realpath
+    monkeypatch.setattr(late, "_realpath", lambda path: resolved.append(path) or real(path))
+    config = SimpleNamespace(pluginmanager=Manager(), known_args_namespace=SimpleNamespace(plugins=[]))
+    found = late.late(config, str(tmp_path / "tree"), {id(impl) for impl in impls}, [], exempt=set())
+    assert found == [["hook-from-the-tree", "calc.py", 1, "pytest_runtest_call"]]
+    assert sorted(resolved) == sorted([str(tmp_path / "tree"), outside, inside])  # the tree, then each file once
+    assert asked == ["calc"]

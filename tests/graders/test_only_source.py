@@ -137,3 +137,38 @@ def test_metadata_naming_passhats_plugin_is_an_impostor(tmp_path):
     info.mkdir()
     (info / "entry_points.txt").write_text("[pytest11]\npasshat_runner_guard = evil\n")
     assert impostors(tmp_path) == ("x-1.0.dist-info/entry_points.txt",)
+
+
+def test_the_loader_resolves_each_distribution_folder_once(tmp_path, monkeypatch):
+    """The environment's distributions share a folder or two (site-packages): the plugin loader resolves each folder
+    once (realpath: a system call per path component; it was once per distribution) and still loads only the
+    `pytest11` plugins of distributions outside the tree."""
+    import importlib
+    import importlib.metadata
+    from types import SimpleNamespace
+
+    from passhat.graders.runner._guard import LOADER, PLUGIN_DIR
+
+    monkeypatch.syspath_prepend(str(PLUGIN_DIR))
+    loader = importlib.import_module(LOADER)
+    site, tree = tmp_path / "site", tmp_path / "tree"
+    site.mkdir()
+    tree.mkdir()
+    monkeypatch.setattr(loader, "_TREE", str(tree))
+
+    def dist(folder: Path, name: str) -> SimpleNamespace:
+        entry = SimpleNamespace(group="pytest11", name=name, load=lambda: name)
+        return SimpleNamespace(locate_file=lambda _: folder, entry_points=[entry])
+
+    dists = [dist(site, f"site{n}") for n in range(3)] + [dist(tree, "shadow")]
+    monkeypatch.setattr(importlib.metadata, "distributions", lambda: dists)
+    resolved: list[str] = []
+    inside = loader._inside
+    monkeypatch.setattr(loader, "_inside", lambda path, root: resolved.append(path) or inside(path, root))
+    registered: list[str] = []
+    manager = SimpleNamespace(
+        has_plugin=lambda name: False, is_blocked=lambda name: False, register=lambda p, name: registered.append(name)
+    )
+    loader.pytest_addhooks(manager)
+    assert registered == ["site0", "site1", "site2"]  # not the tree's
+    assert resolved == [str(site), str(tree)]

@@ -123,30 +123,37 @@ def install(tree: str, tests: Iterable[str] = ()) -> Callable[[], list[list[Any]
         try:
             if event == "object.__getattr__" and args[1] == "__code__" and not tree_code(args[0]):
                 return  # the code of a function outside the tree (pytest's own, mostly: most of the events)
+            # each read of a frame's f_code is an audited event of its own (let go as the hook's, but a call of
+            # this hook): read once per frame walked
             frame: Any = getframe(1)
-            while frame is not None and forwards(frame.f_code.co_filename):
-                frame = frame.f_back
+            code = frame.f_code
+            while forwards(code.co_filename):
+                if (frame := frame.f_back) is None:
+                    return
+                code = frame.f_code
             if event == "open":  # whoever asked, through any library: the first frame of the tree's own code
-                while frame is not None and not frame.f_code.co_filename.startswith(root):
-                    frame = frame.f_back  # a runner or library anywhere else (on PYTHONPATH too) is not the tree
-                if frame is None or (test_file is not None and test_file(frame.f_code.co_filename[len(root) :])):
-                    return  # no tree code asked, or a test file did (the tests may read the tests)
-            if frame is not None and imports(frame.f_code.co_filename):
+                while not code.co_filename.startswith(root):  # a runner or library anywhere else is not the tree
+                    if (frame := frame.f_back) is None:
+                        return  # no tree code asked
+                    code = frame.f_code
+                if test_file is not None and test_file(code.co_filename[len(root) :]):
+                    return  # a test file asked (the tests may read the tests)
+            if imports(code.co_filename):
                 if event != "import":
                     return  # the import machinery's own compile / marshal.loads: loading a module, not the tree's
-                while frame is not None and imports(frame.f_code.co_filename):
-                    frame = frame.f_back
-            if frame is None:
-                return
-            name = frame.f_code.co_filename
+                while imports(code.co_filename):
+                    if (frame := frame.f_back) is None:
+                        return
+                    code = frame.f_code
+            name = code.co_filename
             if not name.startswith(root) and (name.startswith(trusted) or name.startswith("<frozen ")):
                 return
             what = f"{event}:{args[1]}" if event in ("object.__getattr__", "open") else event
-            key = (what, name, frame.f_code.co_name)
+            key = (what, name, code.co_name)
             if key not in seen:
                 seen.add(key)
                 where = name[len(root) :] if name.startswith(root) else name
-                records.append([what, where, frame.f_lineno, frame.f_code.co_name])
+                records.append([what, where, frame.f_lineno, code.co_name])
         finally:
             busy.discard(me)
 

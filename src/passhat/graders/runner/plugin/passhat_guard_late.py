@@ -70,6 +70,12 @@ def _named(config: Any) -> set[str]:
     return names
 
 
+def _name(config: Any, impl: Any) -> str:
+    """The name the plugin of `impl` was registered under (pluggy looks it up through every plugin: asked only for
+    a hook of the tree, the rare case)."""
+    return str(config.pluginmanager.get_name(impl.plugin) or "")
+
+
 def late(
     config: Any,
     tree: str,
@@ -82,16 +88,19 @@ def late(
     root = _realpath(tree) + os.sep
     named = _named(config)
     found: list[list[Any]] = []
+    real: dict[str, str] = {}  # the hook implementations share a few dozen files: each resolved once, here
     for hook, impl in _impls(config):
         function = impl.function
         code = _getattr(function, "__code__", None)
-        file = _realpath(code.co_filename) if code is not None else "?"
-        plugin_name = config.pluginmanager.get_name(impl.plugin) or ""
+        if code is None:
+            file = "?"
+        else:  # realpath only for a file not seen yet
+            file = real.get(code.co_filename) or real.setdefault(code.co_filename, _realpath(code.co_filename))
         line = code.co_firstlineno if code is not None else 0
         where = file[len(root) :] if file.startswith(root) else file
         if id(impl) not in before_run:
             found.append(["hook-registered-during-the-run", where, line, hook])
-        elif file.startswith(root) and os.path.basename(file) != "conftest.py" and plugin_name not in named:
+        elif file.startswith(root) and os.path.basename(file) != "conftest.py" and _name(config, impl) not in named:
             found.append(["hook-from-the-tree", where, line, hook])
     for item in items:
         replaced = swapped(item, tree, is_test)

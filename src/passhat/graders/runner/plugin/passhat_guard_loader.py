@@ -55,12 +55,15 @@ def pytest_addhooks(pluginmanager: Any) -> None:
     """Load the `pytest11` plugins of distributions outside the tree (the venv's), as pytest's auto-load would."""
     import importlib.metadata
 
+    inside: dict[str, bool] = {}  # most distributions share a folder (site-packages): each resolved once
     for dist in list(importlib.metadata.distributions()):
         try:
             where = str(Path(str(dist.locate_file(""))))
         except (OSError, ValueError, TypeError):
             continue
-        if _inside(where, _TREE):
+        if where not in inside:
+            inside[where] = _inside(where, _TREE)
+        if inside[where]:
             continue
         for entry in dist.entry_points:
             if (
