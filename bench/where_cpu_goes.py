@@ -410,7 +410,7 @@ def bytecode_note() -> str | None:
 def run(args: argparse.Namespace) -> dict:
     check_host()
     tasks = [load_task(svl.ROOT / "tasks" / name) for name in args.tasks.split(",")]
-    env = {**os.environ, "PATH": f"{svl.ROOT / 'node_modules/.bin'}:{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    env = svl.bench_environment()  # bytecode caches written, as on a default machine (suite_vs_loop says why)
     env |= {"CLAUDE_CLI": str(bundled_cli()), "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1"}
     server = start_in_thread(svl.ROOT / "tasks", "oracle")
     try:

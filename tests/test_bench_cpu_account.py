@@ -123,3 +123,10 @@ def test_promptfoos_floor_is_every_tree_the_bench_started_and_bounds_the_ratio()
     assert "= 1.26" in lines[1]  # (50 + 13) / 50: no extension of this shape goes lower
     assert "17.00 CPU-s (34.0% of the loop)" in lines[2]
     assert bench.floor_lines({"promptfoo_floor_cpu_s": None}) == []
+
+
+def test_both_paths_run_with_bytecode_caches_allowed(monkeypatch):
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")  # set on some machines: it burdened only the loop's pytest
+    env = bench.svl.bench_environment()
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    assert env["PATH"].split(":")[0] == str(ROOT / "node_modules" / ".bin")
