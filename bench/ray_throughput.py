@@ -192,7 +192,7 @@ def measure(task_id: str, trials: int, cpus: int, probe: bool) -> dict:
     try:
         os.environ["PASSHAT_FAKE_MODEL_URL"] = url
         config = {"basePath": str(ROOT), "state_dir": str(scratch / "driver"), "executor": "ray",
-                  "ray_address": cluster.address, "timeout_s": 300}  # fmt: skip
+                  "ray_address": cluster.address, "timeout_s": 300, "timeout": 330000}  # fmt: skip
         figures: dict = {"task": task.id, "cpus_per_node": cpus, "machine_cpus": os.cpu_count()}
         print("warm-up: 1 node", file=sys.stderr, flush=True)
         phase(config, task, 1, "warm-1", expected)

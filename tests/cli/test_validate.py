@@ -94,7 +94,10 @@ FAILS = [
     # `timeout: 300` meant as passhat's deadline: promptfoo's per-call limit, 0.3 s, passed silently before
     ("promptfoo-timeout-for-timeout-s", f"providers:\n{PASSHAT}    config: {{timeout: 300}}\n", FAKE,
      ["provider 'cc'", "'timeout': 300: promptfoo's per-call limit in milliseconds, which cannot stop a trial",
-      "rename it to timeout_s, or give at least 600000"]),
+      "rename it to timeout_s, or give at least 630000"]),
+    # a deadline promptfoo's own per-call limit (300 s by default) would cut: an error row while the trial ran on
+    ("timeout-s-past-promptfoos-limit", f"providers:\n{PASSHAT}    config: {{timeout_s: 600}}\n", FAKE,
+     ["provider 'cc'", "'timeout_s': 600", "add `timeout: 630000`"]),
     ("unknown-provider-key", f"providers:\n{PASSHAT}    config: {{max_turn: 3}}\n", FAKE,
      ["provider 'cc'", "'max_turn': 3: unknown field", "max_turns"]),
     ("extension-file-typo", f"providers:\n{PASSHAT}extensions: ['file://providers/claude-code.py:afterAll']\n", FAKE,

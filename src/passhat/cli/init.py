@@ -54,6 +54,7 @@ providers:
     label: claude-code
     config:
       timeout_s: 300                # passhat kills the CLI's process group at this wall-clock deadline
+      timeout: 330000               # promptfoo's per-call limit (ms): timeout_s + 30 s at least
       max_turns: 40
       permission_mode: bypassPermissions
       # model: claude-sonnet-4-5

@@ -15,7 +15,7 @@ from passhat.cluster import EXECUTOR_KEYS, Executor, parse_executor
 from passhat.common._budget import BUDGET_KEY, budget_of
 from passhat.common._errors import PasshatError
 from passhat.trial._isolation import ISOLATIONS, Isolation
-from passhat.trial._limits import Limits
+from passhat.trial._limits import Limits, deadline
 from passhat.trial._proxy import CREDENTIAL_VARS, DEFAULT_API, URL_VARS
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
@@ -317,12 +317,7 @@ def parse_config(raw: dict) -> ProviderConfig:
     if isolation not in ISOLATIONS:
         raise _bad("isolation", isolation, "use bwrap (confine each trial with bubblewrap), none (run "
                    "unconfined) or auto (bwrap where it works, the default)")  # fmt: skip
-    timeout_s = float(raw.get("timeout_s", 600))
-    if timeout_s <= 0:
-        raise _bad("timeout_s", timeout_s, "use a positive number of seconds")
-    wait = raw.get("timeout")  # promptfoo's per-call limit (ms), which cannot stop a Python call (promptfoo #10928)
-    if wait is not None and (type(wait) not in (int, float) or wait < timeout_s * 1e3):
-        raise _bad("timeout", wait, f"promptfoo's per-call limit in milliseconds, which cannot stop a trial; passhat's deadline is timeout_s, in seconds: rename it to timeout_s, or give at least {timeout_s * 1e3:.0f}")  # fmt: skip
+    timeout_s = deadline(raw)
     claude_md = path("claude_md", "") if "claude_md" in raw else None
     if claude_md is not None and not claude_md.is_file():
         raise _bad("claude_md", raw["claude_md"], f"no such file {claude_md}; give a path relative to the config")

@@ -315,3 +315,39 @@ def chown_written(work: Path, uid: int) -> None:
             if upper is not None or os.lstat(os.path.join(top, rel)).st_uid != uid:
                 rels.append(rel)
     chown_paths(work, rels, uid)
+
+
+# Promptfoo's per-call limit on a Python provider (`timeout` in the provider's config, ms; else $REQUEST_TIMEOUT_MS;
+# else 300 s) books a call still running as an error row ("Python worker timed out") and lets it run on (promptfoo
+# #10928). A trial must end, killed at timeout_s and recorded, before it: KILL_MARGIN_S is that margin.
+PROMPTFOO_CALL_LIMIT_MS = 300_000
+KILL_MARGIN_S = 30.0
+DEFAULT_TIMEOUT_S = 600.0
+
+
+def deadline(raw: dict) -> float:
+    """timeout_s, checked against Promptfoo's per-call limit; when not given, 600 s or what that limit leaves."""
+    wait = raw.get("timeout")
+    if wait is not None and (type(wait) not in (int, float) or wait <= 0):
+        raise _bad_field("timeout", wait, "promptfoo's per-call limit in milliseconds, which cannot stop a trial; passhat's deadline is timeout_s, in seconds")  # fmt: skip
+    env_limit = os.environ.get("REQUEST_TIMEOUT_MS", "").strip()
+    limit_ms = float(wait) if wait is not None else float(env_limit) if env_limit.isdigit() else PROMPTFOO_CALL_LIMIT_MS
+    room_s = limit_ms / 1e3 - KILL_MARGIN_S
+    if "timeout_s" not in raw:
+        if room_s < 60:  # a trial gets a minute at least
+            raise _bad_field("timeout", wait, f"promptfoo's per-call limit in milliseconds, which cannot stop a trial; passhat's deadline is timeout_s, in seconds: rename it to timeout_s, or give at least {(DEFAULT_TIMEOUT_S + KILL_MARGIN_S) * 1e3:.0f}")  # fmt: skip
+        return min(DEFAULT_TIMEOUT_S, room_s)
+    timeout_s = float(raw["timeout_s"])
+    if timeout_s <= 0:
+        raise _bad_field("timeout_s", timeout_s, "use a positive number of seconds")
+    if timeout_s > room_s:
+        need = f"{(timeout_s + KILL_MARGIN_S) * 1e3:.0f}"
+        if wait is not None:
+            raise _bad_field("timeout", wait, f"promptfoo's per-call limit in milliseconds, which cannot stop a trial; passhat's deadline is timeout_s, in seconds: rename it to timeout_s, or give at least {need} (timeout_s {timeout_s:g} s plus {KILL_MARGIN_S:g} s to stop and record it)")  # fmt: skip
+        source = f"$REQUEST_TIMEOUT_MS={env_limit}" if env_limit.isdigit() else "its default, 300 s"
+        raise _bad_field("timeout_s", raw["timeout_s"], f"promptfoo's per-call limit ({source}) would book a trial still running then as an error while it runs on; add `timeout: {need}` (ms: timeout_s plus {KILL_MARGIN_S:g} s to stop and record it) to this provider's config, or lower timeout_s to {max(room_s, 0):g}")  # fmt: skip
+    return timeout_s
+
+
+def _bad_field(field_name: str, value: object, fix: str) -> PasshatError:
+    return PasshatError(f"provider config field {field_name!r}: {value!r}: {fix}")
