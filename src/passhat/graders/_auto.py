@@ -113,7 +113,7 @@ def test_patch_of(outcome: TrialOutcome) -> bytes | None:
     version of it: the answer is kept in the state's cache under task.yaml's path, size and modification time, so a
     trial's grading neither imports nor runs a YAML parser for one field (issue 33). The file itself is read
     every time."""
-    from passhat.tasks import task_test_patch
+    from passhat.tasks import test_patch_file, test_patch_name
 
     spec = outcome.task_dir.resolve() / "task.yaml"
     try:
@@ -124,14 +124,14 @@ def test_patch_of(outcome: TrialOutcome) -> bytes | None:
     kept = outcome.cache_root / "test-patch-names" / f"{key}.json"
     try:
         name = json.loads(kept.read_text(encoding="utf-8"))["name"]
+        if name is not None and not isinstance(name, str):
+            raise TypeError(name)  # not an answer this function wrote: read task.yaml again
     except (OSError, ValueError, KeyError, TypeError):
-        from passhat.tasks import test_patch_name
-
         name = test_patch_name(spec.parent)
         with contextlib.suppress(OSError):
             kept.parent.mkdir(parents=True, exist_ok=True)
             scratch = kept.with_name(f".{key}.{os.getpid()}.tmp")
             scratch.write_text(json.dumps({"name": name, "task_yaml": str(spec)}), encoding="utf-8")
             os.replace(scratch, kept)  # whole or absent: concurrent graders may write the same answer
-    path = task_test_patch(spec.parent, name if isinstance(name, str) or name is None else "")
+    path = test_patch_file(spec.parent, name)
     return path.read_bytes() if path else None

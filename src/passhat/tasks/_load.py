@@ -192,16 +192,17 @@ def _no_file(file: Path, folder: Path, field: str, name: str) -> TaskError:
     )
 
 
-def task_test_patch(task_dir: str | Path, name: str | None = "") -> Path | None:
+def task_test_patch(task_dir: str | Path) -> Path | None:
     """The test.patch the tests grader applies (the `test_patch:` field, else test.patch when present; none
-    when `show_tests: true` put it in the base), reading task.yaml only; `name`: what test_patch_name gave
-    for this task.yaml, when the caller kept it (then task.yaml is not read).
+    when `show_tests: true` put it in the base), reading task.yaml only.
 
     For the tests grader, which runs once per trial: no validation, no walk of repo/."""
-    folder = Path(task_dir).resolve()
-    if name == "":
-        name = test_patch_name(folder)
-    return None if name is None else _task_file(folder, name)
+    return test_patch_file(task_dir, test_patch_name(task_dir))
+
+
+def test_patch_file(task_dir: str | Path, name: str | None) -> Path | None:
+    """The file `name` (what test_patch_name gave) inside the task folder, when it is there."""
+    return None if name is None else _task_file(Path(task_dir).resolve(), name)
 
 
 def test_patch_name(task_dir: str | Path) -> str | None:

@@ -323,19 +323,22 @@ def chown_written(work: Path, uid: int) -> None:
 PROMPTFOO_CALL_LIMIT_MS = 300_000
 KILL_MARGIN_S = 30.0
 DEFAULT_TIMEOUT_S = 600.0
+_WAIT_IS = (
+    "promptfoo's per-call limit in milliseconds, which cannot stop a trial; passhat's deadline is timeout_s, in seconds"
+)
 
 
 def deadline(raw: dict) -> float:
     """timeout_s, checked against Promptfoo's per-call limit; when not given, 600 s or what that limit leaves."""
     wait = raw.get("timeout")
     if wait is not None and (type(wait) not in (int, float) or wait <= 0):
-        raise _bad_field("timeout", wait, "promptfoo's per-call limit in milliseconds, which cannot stop a trial; passhat's deadline is timeout_s, in seconds")  # fmt: skip
+        raise _bad_field("timeout", wait, _WAIT_IS)  # fmt: skip
     env_limit = os.environ.get("REQUEST_TIMEOUT_MS", "").strip()
     limit_ms = float(wait) if wait is not None else float(env_limit) if env_limit.isdigit() else PROMPTFOO_CALL_LIMIT_MS
     room_s = limit_ms / 1e3 - KILL_MARGIN_S
     if "timeout_s" not in raw:
         if room_s < 60:  # a trial gets a minute at least
-            raise _bad_field("timeout", wait, f"promptfoo's per-call limit in milliseconds, which cannot stop a trial; passhat's deadline is timeout_s, in seconds: rename it to timeout_s, or give at least {(DEFAULT_TIMEOUT_S + KILL_MARGIN_S) * 1e3:.0f}")  # fmt: skip
+            raise _bad_field("timeout", wait, f"{_WAIT_IS}: rename it to timeout_s, or give at least {(DEFAULT_TIMEOUT_S + KILL_MARGIN_S) * 1e3:.0f}")  # fmt: skip
         return min(DEFAULT_TIMEOUT_S, room_s)
     timeout_s = float(raw["timeout_s"])
     if timeout_s <= 0:
@@ -343,7 +346,7 @@ def deadline(raw: dict) -> float:
     if timeout_s > room_s:
         need = f"{(timeout_s + KILL_MARGIN_S) * 1e3:.0f}"
         if wait is not None:
-            raise _bad_field("timeout", wait, f"promptfoo's per-call limit in milliseconds, which cannot stop a trial; passhat's deadline is timeout_s, in seconds: rename it to timeout_s, or give at least {need} (timeout_s {timeout_s:g} s plus {KILL_MARGIN_S:g} s to stop and record it)")  # fmt: skip
+            raise _bad_field("timeout", wait, f"{_WAIT_IS}: rename it to timeout_s, or give at least {need} (timeout_s {timeout_s:g} s plus {KILL_MARGIN_S:g} s to stop and record it)")  # fmt: skip
         source = f"$REQUEST_TIMEOUT_MS={env_limit}" if env_limit.isdigit() else "its default, 300 s"
         raise _bad_field("timeout_s", raw["timeout_s"], f"promptfoo's per-call limit ({source}) would book a trial still running then as an error while it runs on; add `timeout: {need}` (ms: timeout_s plus {KILL_MARGIN_S:g} s to stop and record it) to this provider's config, or lower timeout_s to {max(room_s, 0):g}")  # fmt: skip
     return timeout_s
