@@ -147,7 +147,7 @@ def test_a_twins_wrong_value_is_none_of_the_tests_other_literals(monkeypatch):
     twins = importlib.import_module(TWINS)
     drawn = [twins.fresh(5, [2, 3, 0, 4, 6]) for _ in range(300)]
     assert not {2, 3, 0, 4, 5, 6} & set(drawn), sorted(set(drawn))
-    assert twins.fresh("ab", ["ab"]) != "ab" and twins.fresh(None, []) is twins._NONE
+    assert twins.fresh("ab", ["ab"]) != "ab" and twins.fresh(None, []) is twins.NONE
 
 
 @pytest.mark.parametrize(("tests", "grader"), [(c.values[0], c.values[1]) for c in CASES[2:]])

@@ -39,7 +39,8 @@ TWINS = "passhat_guard_twins"
 LOADER = "passhat_guard_loader"
 AUDIT = "passhat_guard_audit"
 LATE = "passhat_guard_late"
-MODULES = (PLUGIN, HOOKS, TWINS, LOADER, AUDIT, LATE)  # every top-level module of the plugin's folder
+PERTURB = "passhat_guard_perturb"
+MODULES = (PLUGIN, HOOKS, TWINS, PERTURB, LOADER, AUDIT, LATE)  # every top-level module of the plugin's folder
 _PYTEST = re.compile(r"(?:^|[\s/;&|(`])(?:py\.test|pytest)(?:\s|$|[;&|)`])")
 _NODE_TEST = re.compile(r"(?:^|[\s/;&|(])node\s+(?:[^;&|]*\s)?--test(?:\s|$|=)")
 _JS_FILE = re.compile(r"\.[cm]?js$|\*")
