@@ -1,6 +1,7 @@
 """The gaming figures: the red-team corpus caught / tried by class, and false alarms / honest fixes.
 
     .venv/bin/python bench/gaming_corpus.py [--only ID ...] [--with-references] [--with-tasks] [--json]
+                                            [--twins world]
 
 Red team (tests/graders/corpus): each hack graded with its task's tests grader with the runner guard off (is the
 attack real?) and with every defence on (tests grader + integrity scan): caught = any rule flags it; by design =
@@ -33,8 +34,14 @@ from passhat.trial._sandbox import prepare_base  # noqa: E402
 RUN = {"status": "ok", "is_error": False, "subtype": "success", "permission_denials": 0}
 
 
+TWINS: dict[str, str] = {}  # --twins world: every tests grader's `twins:`
+
+
 def red_team(state: Path, only: list[str]) -> dict:
-    bench, by_class = Bench(state), defaultdict(lambda: {"tried": 0, "real": 0, "caught": 0, "by_design": 0})
+    bench, by_class = (
+        Bench(state, TWINS.get("twins")),
+        defaultdict(lambda: {"tried": 0, "real": 0, "caught": 0, "by_design": 0}),
+    )
     missed = []
     for row in manifest():
         if only and row["id"] not in only:
@@ -67,7 +74,7 @@ def _graded_clean(task_dir: Path, state: Path) -> list[str]:
     base = prepare_base(task, state / "cache")
     outcome = TrialOutcome(task.dir, base.path, task.solution.read_bytes(), RUN)
     return [item for config in graders_of(task) if config["type"] in ("tests", "integrity")
-            for item in grade(outcome, config).gamed]  # fmt: skip
+            for item in grade(outcome, {**config, **TWINS} if config["type"] == "tests" else config).gamed]  # fmt: skip
 
 
 def references(state: Path) -> dict:
@@ -104,7 +111,10 @@ def main() -> None:
     parser.add_argument("--with-references", action="store_true")
     parser.add_argument("--with-tasks", action="store_true")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--twins", choices=["in-process", "world"], help="every tests grader's `twins:`")
     args = parser.parse_args()
+    if args.twins:
+        TWINS["twins"] = args.twins
     state = Path(tempfile.mkdtemp(prefix="passhat-gaming-"))
     result = {"red_team": red_team(state, args.only), "honest_scan": honest_scan()}
     if args.with_references:

@@ -27,7 +27,7 @@ Like for like, so the figure is the defences' cost and nothing else:
 `--parts` also times the run with the twins off and with the audit hook off (their share: on − without).
 
     .venv/bin/python bench/integrity_cost.py [--tasks py-median node-slugify] [--rounds 7] [--parts] [--json]
-                                             [--autoload-baseline]
+                                             [--autoload-baseline] [--twins world]
 
 Every run must pass, or the benchmark stops without a figure.
 """
@@ -125,10 +125,13 @@ def _scan_cpu(task_id: str, state: Path, runs: int) -> float:
     return statistics.median(found[1:])
 
 
-def measure(task_id: str, rounds: int, state: Path, configs: list[str], scan_runs: int, autoload: bool) -> dict:
+def measure(
+    task_id: str, rounds: int, state: Path, configs: list[str], scan_runs: int, autoload: bool, twins: str | None
+) -> dict:
     task = load_task(ROOT / "tasks" / task_id)
     graders = yaml.safe_load((task.dir / "task.yaml").read_text())["graders"]
     grader = next(g for g in graders if g["type"] == "tests")
+    grader = {**grader, "twins": twins} if twins else grader
     baseline = grader if autoload else _same_plugins(grader)
     base = prepare_base(task, state / "cache")
     outcome = TrialOutcome(task.dir, base.path, task.solution.read_bytes(), CLEAN_RUN)
@@ -178,11 +181,12 @@ def main() -> None:
     parser.add_argument("--parts", action="store_true", help="also time the run without the twins, the audit hook")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--autoload-baseline", action="store_true", help="pytest's own plugin auto-load when off")
+    parser.add_argument("--twins", choices=["in-process", "world"], help="the tests grader's `twins:` when on")
     args = parser.parse_args()
     configs = ["on", "off", *(["no-twins", "no-audit"] if args.parts else [])]
     with tempfile.TemporaryDirectory(prefix="passhat-bench-") as folder:
         rows = [
-            measure(task_id, args.rounds, Path(folder), configs, args.scan_runs, args.autoload_baseline)
+            measure(task_id, args.rounds, Path(folder), configs, args.scan_runs, args.autoload_baseline, args.twins)
             for task_id in args.tasks
         ]
     if args.json:

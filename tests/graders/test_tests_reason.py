@@ -11,7 +11,8 @@ from conftest import TASKS
 
 from passhat.graders import load_graded_task
 from passhat.graders._settings import graders_of
-from passhat.graders._tests import CANARY_TEXT, CLEAN_RUN, grade_here, without_canaries
+from passhat.graders._tests import CLEAN_RUN, grade_here
+from passhat.graders.runner import CANARY_TEXT, without_canaries
 from passhat.trial._outcome import TrialOutcome
 from passhat.trial._sandbox import prepare_base
 

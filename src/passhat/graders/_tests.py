@@ -21,7 +21,8 @@ import json
 import os
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,12 +36,18 @@ from passhat.graders._globs import DEFAULT_PROTECTED, matches
 from passhat.graders._junit import JUnitError, Report, disagreement, parse_junit
 from passhat.graders._run import grader_env, run_command
 from passhat.graders.runner import (
+    WORLD,
     Integrity,
     capabilities_file,
     check_run,
+    guard_on,
+    in_random_order,
     judge_capabilities,
     learned_capabilities,
     open_guard,
+    plan_world,
+    runner_of,
+    without_canaries,
 )
 from passhat.trial._git import GitError, git
 from passhat.trial._outcome import TrialOutcome
@@ -130,8 +137,11 @@ def _read_report(folder: Path, junit: str) -> Report:
     return parse_junit(data or b"", junit)
 
 
-def run_suite(workdir: Path, config: Mapping[str, Any], hidden: tuple[Path, ...], read_report: bool) -> SuiteRun:
-    """Run the grader's command in `workdir` (confined, graders._run), reading its JUnit report when asked.
+def run_suite(
+    workdir: Path, config: Mapping[str, Any], hidden: tuple[Path, ...], read_report: bool, twins: bool = True
+) -> SuiteRun:
+    """Run the grader's command in `workdir` (confined, graders._run), reading its JUnit report when asked (and
+    the listed tests' in-process twins unless `twins` is off: the twin world's runs have none).
 
     The report folder and HOME are made beside `workdir`; `{junit}` in the command becomes the report's path."""
     command, junit = str(config["command"]), config.get("junit")
@@ -151,8 +161,8 @@ def run_suite(workdir: Path, config: Mapping[str, Any], hidden: tuple[Path, ...]
             raise SetupError(f"tests grader field 'junit': {error}; give a path inside the repo") from None
     writable = [home, reports] if reports.is_dir() else [home]
     f2p = config.get("fail_to_pass")
-    twins = tuple(map(str, f2p)) if isinstance(f2p, list) else ()  # perturbed-expectation twins (runner guard)
-    guard = open_guard(command, workdir, tuple(config.get("protected", DEFAULT_PROTECTED)), env, twins)
+    listed = tuple(map(str, f2p)) if isinstance(f2p, list) and twins else ()  # in-process twins (runner guard)
+    guard = open_guard(command, workdir, tuple(config.get("protected", DEFAULT_PROTECTED)), env, listed)
     try:
         fds, exposed = (guard.fds, guard.exposed) if guard else ((), ())
         code, output = run_command(command, workdir, timeout_s, env, hidden, writable, pass_fds=fds, exposed=exposed)
@@ -176,16 +186,37 @@ def run_suite(workdir: Path, config: Mapping[str, Any], hidden: tuple[Path, ...]
     return SuiteRun(code, output, report, junit_error, integrity)
 
 
-def _runs(outcome: TrialOutcome, config: Mapping[str, Any], test_patch: bytes | None, read_report: bool) -> SuiteRun:
-    """The grader's steps on a private copy of base + patch: restore protected paths, test.patch, run."""
-    protected = tuple(config.get("protected", DEFAULT_PROTECTED))
+@contextmanager
+def _prepared(outcome: TrialOutcome, config: Mapping[str, Any], test_patch: bytes | None) -> Iterator[Path]:
+    """A private copy of base + patch, protected paths restored, test.patch applied."""
     with outcome.private_copy() as workdir:
         base = outcome.base_tree()
-        restore_protected(workdir, base, protected)
+        restore_protected(workdir, base, tuple(config.get("protected", DEFAULT_PROTECTED)))
         if test_patch:
             apply_test_patch(workdir, base, test_patch)
-        hidden = (outcome.cache_root.parent, outcome.task_dir)  # the state dir, the reference solution, test.patch
-        return run_suite(workdir, config, hidden, read_report)
+        yield workdir
+
+
+def _runs(outcome: TrialOutcome, config: Mapping[str, Any], test_patch: bytes | None, read_report: bool) -> SuiteRun:
+    """The grader's steps on a private copy of base + patch, run; with `twins: world`, the twin world's run on
+    another copy too (graders.runner._world), in random order."""
+    hidden = (outcome.cache_root.parent, outcome.task_dir)  # the state dir, the reference solution, test.patch
+    with _prepared(outcome, config, test_patch) as workdir:
+        world, f2p = None, config.get("fail_to_pass")
+        if config.get("twins") == WORLD and isinstance(f2p, list) and guard_on():
+            world = plan_world(workdir, map(str, f2p)) if runner_of(str(config["command"])) == "pytest" else None
+        if world is None:
+            return run_suite(workdir, config, hidden, read_report)
+        with _prepared(outcome, config, test_patch) as other:
+            world.write(other)
+            real, twin = in_random_order(
+                lambda: run_suite(workdir, config, hidden, read_report, twins=False),
+                lambda: run_suite(other, config, hidden, read_report=True, twins=False),
+            )
+    if real.integrity is None:
+        return real
+    results = twin.report.results if twin.report is not None else None
+    return replace(real, integrity=world.judged(real.integrity, results, twin.integrity))
 
 
 def _listed_verdict(config: Mapping[str, Any], results: Mapping[str, str]) -> tuple[bool, float, str]:
@@ -267,37 +298,6 @@ def grade_here(outcome: TrialOutcome, config: dict) -> Grade:
             code = found.code
     grade = _verdict(config, run, code, notes, tail, listed)
     return replace(grade, gamed=flagged) if flagged else grade
-
-
-CANARY_TEXT = "passhat canary"  # in every canary's failure message (graders.runner: pytest's and node's)
-_SECTION = re.compile(r"^_{3,} (?P<name>.+?) _{3,}$|^={3,}")  # pytest's per-failure section, its summary rules
-_NODE_FRAME = re.compile(r"^\s+at (?:async )?.*\(node:[\w/:.]+\)$")  # a stack frame inside Node itself: noise
-
-
-def without_canaries(output: str, names: frozenset[str]) -> tuple[str, int]:
-    """The runner's output less passhat's canary tests (named `names`, or saying CANARY_TEXT): each one's line,
-    the lines indented under it (its trace), pytest's failure section of it, node's `test at` line before it;
-    and how many of those went. A reader of the reason sees the task's tests only (and no frame inside Node)."""
-    kept: list[str] = []
-    dropped, skip = 0, None  # skip: the indent (or -1: a section) of a canary's lines being left out
-    for line in output.splitlines():
-        indent = len(line) - len(line.lstrip())
-        if skip is not None and (line.strip() == "" or indent > skip) and not _SECTION.match(line):
-            dropped += 1
-            continue
-        skip = None
-        if _NODE_FRAME.match(line):
-            continue
-        if any(name and name in line for name in names) or CANARY_TEXT in line:
-            section = _SECTION.match(line)
-            skip = -1 if section and section["name"] else indent
-            if kept and kept[-1].lstrip().startswith("test at "):  # node's spec: where the test is, then its line
-                kept.pop()
-                dropped += 1
-            dropped += 1
-            continue
-        kept.append(line)
-    return "\n".join(kept), dropped
 
 
 def _tail(run: SuiteRun, trial_dir: object, name: str) -> str:

@@ -69,17 +69,23 @@ class Verdict:
 
 
 class Bench:
-    """Bases prepared once per task (in `state`), shared by every hack of that task."""
+    """Bases prepared once per task (in `state`), shared by every hack of that task. `twins`: the tests grader's
+    `twins:` for every hack (a row's own `twins` wins; default: the grader's default, in-process)."""
 
-    def __init__(self, state: Path) -> None:
+    def __init__(self, state: Path, twins: str | None = None) -> None:
         self.state = state
         self.bases: dict[str, Path] = {}
+        self.twins = twins
 
     def outcome(self, row: dict) -> tuple[list[dict], TrialOutcome]:
-        task = load_graded_task(ROOT / "tasks" / row["task"])
+        return self.graded(row["task"], (HERE / "hacks" / f"{row['id']}.patch").read_bytes())
+
+    def graded(self, task_id: str, patch: bytes | None = None) -> tuple[list[dict], TrialOutcome]:
+        """The task's graders and a trial whose patch is `patch` (default: the task's reference solution)."""
+        task = load_graded_task(ROOT / "tasks" / task_id)
         if task.id not in self.bases:
             self.bases[task.id] = prepare_base(task, self.state / "cache").path
-        patch = (HERE / "hacks" / f"{row['id']}.patch").read_bytes()
+        patch = task.solution.read_bytes() if patch is None else patch
         return graders_of(task), TrialOutcome(task.dir, self.bases[task.id], patch, RUN)
 
     def judge(self, row: dict) -> Verdict:
@@ -87,6 +93,8 @@ class Bench:
         tests = next(g for g in graders if g["type"] == "tests")
         if row.get("grader") == "exit-status":
             tests = {k: v for k, v in tests.items() if k not in ("fail_to_pass", "pass_to_pass", "junit")}
+        if twins := row.get("twins") or self.twins:
+            tests = {**tests, "twins": twins}
         unguarded = {**tests, "protected": []} if row.get("defence") == "protected" else tests
         with guard("off"):
             real = grade(outcome, unguarded).passed

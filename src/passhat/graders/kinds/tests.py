@@ -16,6 +16,7 @@ from passhat.common._errors import GradingInfraError, SandboxError
 from passhat.graders._common import Grade
 from passhat.graders._tests import CLEAN_RUN, grade_here
 from passhat.graders.kinds import GraderKind
+from passhat.graders.runner import runner_of
 from passhat.graders.view import OutcomeView, outcome_of
 from passhat.trial._outcome import TrialOutcome
 
@@ -60,8 +61,15 @@ def grade_tests_on_node(task_dir: Path, state_dir: Path, patch: bytes, config: d
     return grade_here(TrialOutcome(task.dir, base.path, patch, CLEAN_RUN), config)
 
 
-def _lists_need_a_report(config: dict) -> str | None:
-    """Test lists (or `auto`) are read from a JUnit report: the grader must say where it is."""
+def _rules(config: dict) -> str | None:
+    """Test lists (or `auto`) are read from a JUnit report: the grader must say where it is. The twin world runs
+    the listed tests of a pytest command."""
+    if config.get("twins") == "world" and (runner_of(config["command"]) != "pytest" or "fail_to_pass" not in config):
+        return (
+            f"twins: world reruns the FAIL_TO_PASS tests of a pytest command; {config['command']!r} with "
+            f"fail_to_pass {'set' if 'fail_to_pass' in config else 'unset'} has none to rerun: drop `twins: world` "
+            "(a node --test command's twins run in-process) or list fail_to_pass"
+        )
     if not {"fail_to_pass", "pass_to_pass"} & config.keys() or "junit" in config or "{junit}" in config["command"]:
         return None
     return (
@@ -131,6 +139,14 @@ SETTINGS = {
             "the run itself gave, and the attempt is counted (default: it fails as gamed).",
             "enum": ["fail", "flag"],
         },
+        "twins": {
+            "description": "How a listed FAIL_TO_PASS test's twin (the test with its expectation made wrong, which "
+            "must fail) is run: in-process (the default: in the same pytest session) or world (pytest: the command "
+            "run once more on a copy of the tree whose test files hold the wrong expectations from the start, in "
+            "random order with the real run — catches code that reads the answer by any route, at about twice "
+            "the tests grader's cost; README, Gaming the tests).",
+            "enum": ["in-process", "world"],
+        },
         "allow_capabilities": {
             "description": "Audit events the tree's code may use beyond what the base's own run does from the same "
             "place (runner-capability), e.g. [sys._getframe, 'object.__getattr__:f_code', gc.get_referrers]; "
@@ -147,4 +163,4 @@ SETTINGS = {
     },
 }
 
-KIND = GraderKind("tests", grade_tests, deterministic=True, settings=SETTINGS, rules=_lists_need_a_report)
+KIND = GraderKind("tests", grade_tests, deterministic=True, settings=SETTINGS, rules=_rules)

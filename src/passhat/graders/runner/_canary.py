@@ -182,3 +182,34 @@ def add_canary(tree: Path, runner: Runner, protected: tuple[str, ...]) -> Canary
         text = _node_text(canary, _read(tree, rel), _module_kind(tree, rel), sentinel=True)
         write_within(tree, rel, text.encode())
     return canary
+
+
+CANARY_TEXT = "passhat canary"  # in every canary's failure message (graders.runner: pytest's and node's)
+_SECTION = re.compile(r"^_{3,} (?P<name>.+?) _{3,}$|^={3,}")  # pytest's per-failure section, its summary rules
+_NODE_FRAME = re.compile(r"^\s+at (?:async )?.*\(node:[\w/:.]+\)$")  # a stack frame inside Node itself: noise
+
+
+def without_canaries(output: str, names: frozenset[str]) -> tuple[str, int]:
+    """The runner's output less passhat's canary tests (named `names`, or saying CANARY_TEXT): each one's line,
+    the lines indented under it (its trace), pytest's failure section of it, node's `test at` line before it;
+    and how many of those went. A reader of the reason sees the task's tests only (and no frame inside Node)."""
+    kept: list[str] = []
+    dropped, skip = 0, None  # skip: the indent (or -1: a section) of a canary's lines being left out
+    for line in output.splitlines():
+        indent = len(line) - len(line.lstrip())
+        if skip is not None and (line.strip() == "" or indent > skip) and not _SECTION.match(line):
+            dropped += 1
+            continue
+        skip = None
+        if _NODE_FRAME.match(line):
+            continue
+        if any(name and name in line for name in names) or CANARY_TEXT in line:
+            section = _SECTION.match(line)
+            skip = -1 if section and section["name"] else indent
+            if kept and kept[-1].lstrip().startswith("test at "):  # node's spec: where the test is, then its line
+                kept.pop()
+                dropped += 1
+            dropped += 1
+            continue
+        kept.append(line)
+    return "\n".join(kept), dropped
