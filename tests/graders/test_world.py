@@ -101,6 +101,20 @@ def test_no_world_for_tests_whose_expectation_cannot_be_made_wrong(tmp_path):
     assert plan(tree, ["tests.test_missing::test_x", "tests.test_pkg::test_absent"]) is None
 
 
+def test_a_test_file_that_leads_out_of_the_tree_is_neither_read_nor_written(tmp_path):
+    outside = tmp_path / "host.py"
+    outside.write_text(textwrap.dedent(TABLE))
+    tree = tmp_path / "tree"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "tests" / "test_pkg.py").symlink_to(outside)
+    assert plan(tree, ["tests.test_pkg::test_literal"]) is None
+    (tmp_path / "real").mkdir()
+    world = plan(_tree(tmp_path / "real"), ["tests.test_pkg::test_literal"])
+    assert world is not None
+    world.write(tree)  # over the agent's link: a new file in the tree, the host file untouched
+    assert not (tree / "tests" / "test_pkg.py").is_symlink() and outside.read_text() == textwrap.dedent(TABLE)
+
+
 def test_the_twin_world_runs_first_or_second_at_random():
     orders = set()
     for _ in range(40):

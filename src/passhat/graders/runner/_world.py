@@ -35,6 +35,7 @@ from passhat.graders.runner.plugin.passhat_guard_perturb import (
     literal,
 )
 from passhat.graders.runner.plugin.passhat_guard_perturb import replace as replace_node
+from passhat.trial._paths import UnsafePathError, read_within, write_within
 
 WORLD = "world"  # the tests grader's `twins:` value
 T = TypeVar("T")
@@ -50,8 +51,9 @@ class World:
     checked: dict[str, str]
 
     def write(self, tree: Path) -> None:
+        """The twin world's test files into `tree` (a fresh copy), whatever the agent put on the way."""
         for rel, data in self.files.items():
-            (tree / rel).write_bytes(data)
+            write_within(tree, rel, data)
 
     def judged(self, real: Integrity, results: Mapping[str, str] | None, twin: Integrity | None) -> Integrity:
         """The real run's findings plus the twin world's: a checked test that passed there is `insensitive-test`;
@@ -81,17 +83,15 @@ def plan(tree: Path, fail_to_pass: Iterable[str]) -> World | None:
     """The twin world of `tree` for the listed tests (JUnit ids, `pkg.module[.Class]::test[param]`), or None when
     no listed test has an expectation that can be made wrong."""
     wanted: dict[tuple[str, tuple[str, ...], str], list[str]] = {}
+    parsed: dict[str, tuple[bytes, ast.Module] | None] = {}
     for test in fail_to_pass:
         where, _, name = test.partition("::")
-        found = _module_file(tree, where)
+        found = _module_file(tree, where, parsed)
         if found and name:
             wanted.setdefault((found[0], found[1], name.split("[")[0]), []).append(test)
     edits: dict[str, list[Edit]] = {}
     checked: dict[str, str] = {}
-    parsed: dict[str, tuple[bytes, ast.Module] | None] = {}
     for (rel, classes, name), tests in wanted.items():
-        if rel not in parsed:
-            parsed[rel] = _parse(tree / rel)
         if (source := parsed[rel]) is None or (function := _function(source[1], classes, name)) is None:
             continue
         made = _perturbed(source[1], function)
@@ -109,20 +109,27 @@ def plan(tree: Path, fail_to_pass: Iterable[str]) -> World | None:
     return World(files, checked)
 
 
-def _parse(path: Path) -> tuple[bytes, ast.Module] | None:
+def _parse(tree: Path, rel: str) -> tuple[bytes, ast.Module] | None:
+    """The file's bytes and syntax tree, read without leaving the tree (the agent wrote it); None if there is
+    none or it does not parse."""
     try:
-        data = path.read_bytes()
-        return data, ast.parse(data, str(path))
-    except (OSError, SyntaxError, ValueError):
+        data = read_within(tree, rel)
+        return None if data is None else (data, ast.parse(data, rel))
+    except (OSError, UnsafePathError, SyntaxError, ValueError):
         return None
 
 
-def _module_file(tree: Path, dotted: str) -> tuple[str, tuple[str, ...]] | None:
-    """`a.b.C` -> (`a/b.py`, (`C`,)): the longest prefix that is a file of the tree, the rest its classes."""
+def _module_file(
+    tree: Path, dotted: str, parsed: dict[str, tuple[bytes, ast.Module] | None]
+) -> tuple[str, tuple[str, ...]] | None:
+    """`a.b.C` -> (`a/b.py`, (`C`,)): the longest prefix that is a Python file of the tree (read into `parsed`),
+    the rest its classes."""
     parts = dotted.split(".")
     for cut in range(len(parts), 0, -1):
         rel = "/".join(parts[:cut]) + ".py"
-        if (tree / rel).is_file():
+        if rel not in parsed:
+            parsed[rel] = _parse(tree, rel)
+        if parsed[rel] is not None:
             return rel, tuple(parts[cut:])
     return None
 
