@@ -19,7 +19,7 @@ import time
 VAR = "PASSHAT_CPU_ROLES"
 _PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 _PF_FORKNOEXEC = 0x40  # /proc/PID/stat flags: forked and never exec'd
-REAP_S = 0.25  # a trial's end may wait this long for its group's last zombie (its CPU: a /proc scan per period)
+REAP_S = 0.25  # a trial's end may wait twice this for its group's last zombie (its CPU: a /proc scan per period)
 REAP_NOTE_S = 2.0
 _marked: set[int] = set()
 
@@ -82,15 +82,20 @@ def orphans(me: int) -> list[int]:
 
 
 def _reap_orphans() -> None:
-    """Every REAP_S; what this thread spends is the measurement's own cost (`stage reaper`, left out of the account)."""
-    me, spent, noted = os.getpid(), 0.0, time.monotonic()
+    """Every REAP_S, the orphans seen in the scan before too: a zombie this process forked itself is waited for by
+    the code that forked it as soon as it exits, and reaping it first would make that wait fail (ECHILD); one still
+    there a period later is an orphan nobody waits for. What this thread spends is the measurement's own cost
+    (`stage reaper`, left out of the account)."""
+    me, spent, noted, before = os.getpid(), 0.0, time.monotonic(), set[int]()
     while True:
         started = time.thread_time()
-        for pid in orphans(me):
+        now = set(orphans(me))
+        for pid in now & before:
             try:
                 os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
                 pass
+        before = now
         spent += time.thread_time() - started
         if time.monotonic() - noted > REAP_NOTE_S:
             stage("reaper", spent)
