@@ -5,7 +5,7 @@ written as promptfoo 0.123 writes it: JSON.stringify(output, null, 2); and the s
 ~2 GB), then runs, each in its own process, timed, with CPU seconds and peak RSS from wait4():
 
 - passhat:     `passhat report FILE --format json` (msgspec decodes the rows in batches; a file this big is
-               read in two halves, by this process and a forked one: see src/passhat/report/_parallel.py);
+               read in two halves, by this process and a forked one: see src/passhat/report/totals/_parallel.py);
 - naive JSON:  `json.load` of the whole file + dicts, the same per-task table (NAIVE_JSON below);
 - naive JSONL: a 20-line `json.loads` per line, the same per-task table (NAIVE_JSONL below).
 

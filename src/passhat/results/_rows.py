@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -33,7 +33,9 @@ from passhat.results._schema import RAW_ROW, ROW
 from passhat.results._trial import Trial, to_trial
 from passhat.results._trial import bad as _bad
 
-__all__ = ["Trial", "iter_rows", "iter_trials", "iter_trials_part", "load_trials"]
+__all__ = ["Trial", "iter_checked", "iter_checked_part", "iter_rows", "iter_trials", "load_trials"]
+
+T = TypeVar("T")
 
 RESULTS_VERSION = 3
 _TYPED = Typed(
@@ -70,6 +72,17 @@ def iter_trials(
     `on_read(bytes)` is told as the file is read (a progress line); `on_member` every member of the
     JSON wrapper but the rows (evalId, config, metadata, ...).
     """
+    return iter_checked(path, to_trial, on_read, on_member)
+
+
+def iter_checked(
+    path: str | Path,
+    make: Callable[[str, str, Any], T],
+    on_read: Callable[[int], None] | None = None,
+    on_member: OnMember | None = None,
+) -> Iterator[T]:
+    """`iter_trials` with each row made by `make`: `to_trial`, or `trial_fields` (the report totals a row's
+    fields without building its Trial). Either raises the same errors, the row named the same way."""
     path = str(path)
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below, also when the caller stops early
@@ -86,14 +99,14 @@ def iter_trials(
     try:
         for index, row in rows:
             try:
-                trial = to_trial(path, "", row)
+                made = make(path, "", row)
             except ResultsError:  # again, to name the row in the message (only put together for an error)
                 try:
-                    to_trial(path, f"line {line_of(path, index)}: row" if jsonl else f"results.results[{index}]", row)
+                    make(path, f"line {line_of(path, index)}: row" if jsonl else f"results.results[{index}]", row)
                 except ResultsError as problem:
                     _raise_if_not_json(rows)
                     raise problem from None
-            yield trial
+            yield made
     except OSError as error:
         raise read_error(path, error) from None
     finally:
@@ -112,17 +125,19 @@ def _raise_if_not_json(rows: Iterator[object]) -> None:
         pass
 
 
-def iter_trials_part(
+def iter_checked_part(
     path: str | Path,
     start: int,
     part: Literal["head", "tail"],
+    make: Callable[[str, str, Any], T],
     on_read: Callable[[int], None] | None = None,
     on_member: OnMember | None = None,
-) -> Iterator[Trial]:
-    """The trials before byte `start` (head) or from it on (tail), where `start` begins a row.
+) -> Iterator[T]:
+    """The rows before byte `start` (head) or from it on (tail), where `start` begins a row, each made by `make`
+    (as `iter_checked`).
 
     For reading one file in two processes. Any doubt raises (ResultsError, SplitUnsafe, ...): the
-    caller then reads the file whole with `iter_trials`, which reports problems exactly.
+    caller then reads the file whole with `iter_checked`, which reports problems exactly.
     """
     path = str(path)
     with open(path, "rb") as raw:
@@ -131,16 +146,16 @@ def iter_trials_part(
             if part == "tail":
                 handle.seek(start)
             for _, row in jsonl_rows(path, handle, start if part == "head" else None, _TYPED):
-                yield to_trial(path, "", row)  # (an error's place is named by the whole read)
+                yield make(path, "", row)  # (an error's place is named by the whole read)
         elif part == "tail":
             for row in json_tail_rows(path, handle, start, on_member, _TYPED):
-                yield to_trial(path, "", row)
+                yield make(path, "", row)
         else:
             try:
                 bad = functools.partial(_bad, path)
                 rows = json_rows(path, handle, bad, _version_problem, start, on_member, _TYPED)
                 for row in rows:
-                    yield to_trial(path, "", row)
+                    yield make(path, "", row)
             except SplitReached:
                 return
             raise SplitUnsafe  # the rows ended before `start`: it was not a row of results.results

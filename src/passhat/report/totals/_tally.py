@@ -1,0 +1,187 @@
+"""Running totals per (task, provider) of a results file's rows: what `_summary.finish` turns into figures. Pure.
+
+`fold_fields()` reads each row once, as its Trial's fields (`results._trial.trial_fields`: the report reads a big
+file without building a Trial per row), and keeps only counts, costs, durations and repeats per group, so it works
+on a streamed million-row file; `fold()` does the same for Trials; two folds of a file's halves `merge()` exactly.
+n counts the trials that ended without an infra error, c the passes among them; infra errors are counted apart
+(with their commonest reasons), never turned into failures.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from array import array
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from msgspec.structs import astuple
+
+from passhat.results._causes import cause
+from passhat.results._interrupted import repeats_of
+from passhat.results._rows import Trial
+
+
+@dataclass(slots=True)
+class _Group:
+    """Running totals for one (task, provider); a trial's other details are dropped after folding.
+
+    Costs, durations and named scores are kept in file order, and summed exactly (fsum) at the end: the figures do
+    not depend on how the file was split to be read. They are arrays of doubles, not lists of floats: a float kept
+    from each row pinned the memory its row was decoded into, and the garbage collector walked every one of them
+    once the read was over. (Slots: `add` runs once per row.)
+    """
+
+    task: str
+    provider: str
+    tier: str | None = None
+    n: int = 0
+    passes: int = 0
+    errors: int = 0
+    costs: array[float] = field(default_factory=lambda: array("d"))  # every known cost, infra errors too: paid for
+    scored_costs: array[float] = field(default_factory=lambda: array("d"))  # the scored trials' known costs
+    scored_cost_passes: int = 0  # passes among the scored trials with a known cost
+    turn_sum: int = 0
+    turns: int = 0
+    durations: array[float] = field(default_factory=lambda: array("d"))
+    clean_exits: int = 0
+    health_reported: int = 0
+    unscored: int = 0
+    judged: int = 0
+    repeats: list[int] = field(default_factory=list)
+    reasons: Counter[str] = field(default_factory=Counter)  # infra errors' first lines
+    offsets: set[int] = field(default_factory=set)  # testIdx - repeat index of the rows with both (see repeats_of)
+    cut_off: list[int | None] = field(default_factory=list)  # testIdx of each call cut off by Ctrl+C
+    scripted: int = 0
+    models: set[str] = field(default_factory=set)
+    ran: set[tuple[str, str]] = field(default_factory=set)  # the models that answered, the CLI's and SDK's versions
+    named: dict[str, array[float]] = field(default_factory=dict)  # named score -> its values, scored trials
+    impossible: bool = False
+    gamed: int = 0
+    scanned: int = 0
+    gamed_passes: int = 0
+    COUNTS: ClassVar[tuple[str, ...]] = ("n", "passes", "errors", "turn_sum", "turns", "clean_exits", "health_reported",
+                                         "unscored", "judged", "scored_cost_passes", "scripted", "gamed", "scanned",
+                                         "gamed_passes")  # fmt: skip
+    LISTS: ClassVar[tuple[str, ...]] = ("costs", "scored_costs", "durations", "repeats", "cut_off")
+
+    def add(self, values: tuple[Any, ...]) -> None:
+        """Fold one row in, given as its Trial's fields (in `Trial`'s order): once per row, a million in a big file,
+        so each field is read once, into a local, and a count is only touched when it grows."""
+        (_, _, repeat, passed, infra_error, error, cost, turns, _, tier, duration, clean_exit, unscored, judged,
+         scripted, test_index, interrupted, named, gamed, scanned, model, _, _, _, impossible, models, code,
+         sdk) = values  # fmt: skip
+        if self.tier is None:
+            self.tier = tier
+        if cost is not None:
+            self.costs.append(cost)
+        if repeat is not None:
+            self.repeats.append(repeat)
+            if test_index is not None and test_index - repeat not in self.offsets:
+                self.offsets.add(test_index - repeat)
+        if interrupted:
+            self.cut_off.append(test_index)
+        if impossible:
+            self.impossible = True
+        if judged:
+            self.judged += 1
+        if scripted:
+            self.scripted += 1
+        if type(model) is str and model:
+            self.models.add(model)
+        if models or code or sdk:
+            self.ran.update(ran_by(models, code, sdk))
+        if infra_error:
+            self.errors += 1
+            self.reasons[first_line(error)] += 1
+            return
+        if unscored:
+            self.unscored += 1
+            return
+        self.n += 1
+        if passed:
+            self.passes += 1
+        if scanned:  # (gamed only when scanned)
+            self.scanned += 1
+            if gamed:
+                self.gamed += 1
+                self.gamed_passes += passed
+        if cost is not None:
+            self.scored_costs.append(cost)
+            self.scored_cost_passes += passed
+        if turns is not None:  # an infra error's turns are not the agent's behaviour
+            self.turn_sum += turns
+            self.turns += 1
+        if duration is not None:
+            self.durations.append(duration)
+        if clean_exit is not None:
+            self.health_reported += 1
+            self.clean_exits += clean_exit
+        if named is not None:
+            for name, value in named.items():
+                if ((kind := type(value)) is float or kind is int) and math.isfinite(value):
+                    if (found := self.named.get(name)) is None:
+                        found = self.named[str(name)] = array("d")
+                    found.append(value)
+
+    def seen(self) -> list[int]:
+        """The repeat indices of its rows (a cut-off repeat has a row), cut-off ones placed where known."""
+        return [*self.repeats, *(r for r in repeats_of(self.offsets, self.cut_off) if r is not None)]
+
+
+def ran_by(models: tuple[str, ...], code: str | None, sdk: str | None) -> list[tuple[str, str]]:
+    """What ran a trial, as (kind, value) pairs: its models that answered (Trial.models), Claude Code's and the Agent
+    SDK's versions."""
+    found = [("model", model) for model in models]
+    found += [("claude_code", code)] if code else []
+    return found + ([("agent_sdk", sdk)] if sdk else [])
+
+
+def first_line(error: str | None) -> str:
+    """An infra error's cause: its first line without what differs per trial, the fix kept (results._causes)."""
+    return cause(error)
+
+
+Groups = dict[tuple[str, str], _Group]
+
+
+def fold_fields(rows: Iterable[tuple[Any, ...]], groups: Groups | None = None) -> Groups:
+    """Running totals per (task, provider), added to `groups` (a new dict by default), of rows given as their Trial's
+    fields (`results._trial.trial_fields`). Reads `rows` once."""
+    groups = {} if groups is None else groups
+    for values in rows:
+        key = values[:2]  # (task, provider)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = _Group(*key)
+        group.add(values)
+    return groups
+
+
+def fold(trials: Iterable[Trial], groups: Groups | None = None) -> Groups:
+    """`fold_fields` of Trials."""
+    return fold_fields(map(astuple, trials), groups)
+
+
+def merge(first: Groups, second: Groups) -> Groups:
+    """The totals of two consecutive parts of one file (`first` comes first: its tier wins)."""
+    merged = dict(first)
+    for key, group in second.items():
+        if key not in merged:
+            merged[key] = group
+            continue
+        into = merged[key] = copy.copy(merged[key])
+        into.tier = into.tier if into.tier is not None else group.tier
+        for name in _Group.COUNTS + _Group.LISTS:
+            setattr(into, name, getattr(into, name) + getattr(group, name))
+        into.reasons = into.reasons + group.reasons
+        into.offsets = into.offsets | group.offsets
+        into.models, into.ran = into.models | group.models, into.ran | group.ran
+        into.impossible = into.impossible or group.impossible
+        into.named = {
+            name: into.named.get(name, array("d")) + group.named.get(name, array("d"))
+            for name in {*into.named, *group.named}
+        }
+    return merged
