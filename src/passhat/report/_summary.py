@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 
-from passhat.report.totals._tally import Groups, _Group, fold
+from passhat.report.totals._tally import Groups, _Group, fold, scored_costs
 from passhat.results._interrupted import repeats_of
 from passhat.results._rows import Trial
 from passhat.stats import _bootstrap as bootstrap
@@ -102,6 +102,7 @@ class TaskSummary:
 def _summary(group: _Group, ks: Sequence[int], ci_width: float, first: int = 0) -> TaskSummary:
     """A group's figures; `first` is the file's first repeat index (see the module)."""
     n, c = group.n, group.passes
+    costed_passes, turns = c - group.uncosted_passes, n - group.unturned
     cut_off = repeats_of(group.offsets, group.cut_off)
     repeats = group.seen()
     return TaskSummary(
@@ -113,16 +114,14 @@ def _summary(group: _Group, ks: Sequence[int], ci_width: float, first: int = 0) 
         pass_at_k={str(k): pass_at_k(n, c, k) for k in ks},
         pass_hat_k={str(k): pass_hat_k_plug_in(n, c, k) for k in ks},  # (c/n)^k: the verdict's
         mean_cost_usd=math.fsum(group.costs) / len(group.costs) if group.costs else None,
-        cost_per_success_usd=(
-            math.fsum(group.scored_costs) / group.scored_cost_passes if group.scored_cost_passes else None
-        ),
-        mean_turns=group.turn_sum / group.turns if group.turns else None,
+        cost_per_success_usd=math.fsum(scored_costs(group)) / costed_passes if costed_passes else None,
+        mean_turns=group.turn_sum / turns if turns else None,
         tier=group.tier,
         wilson_95=wilson_interval(n, c),
         mean_duration_ms=math.fsum(group.durations) / len(group.durations) if group.durations else None,
         p90_duration_ms=nearest_rank(group.durations, 90),
         clean_exits=group.clean_exits,
-        health_reported=group.health_reported,
+        health_reported=n - group.unreported,
         runs_needed=runs_needed(n, c, ci_width) if 0 < c < n else None,
         unscored=group.unscored,
         judged=group.judged,

@@ -10,11 +10,11 @@ n counts the trials that ended without an infra error, c the passes among them; 
 from __future__ import annotations
 
 import copy
-import math
 from array import array
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from math import isfinite
 from typing import Any, ClassVar
 
 from msgspec.structs import astuple
@@ -31,7 +31,7 @@ class _Group:
     Costs, durations and named scores are kept in file order, and summed exactly (fsum) at the end: the figures do
     not depend on how the file was split to be read. They are arrays of doubles, not lists of floats: a float kept
     from each row pinned the memory its row was decoded into, and the garbage collector walked every one of them
-    once the read was over. (Slots: `add` runs once per row.)
+    once the read was over. (Slots: `fold_fields` reads and writes them once per row.)
     """
 
     task: str
@@ -41,94 +41,45 @@ class _Group:
     passes: int = 0
     errors: int = 0
     costs: array[float] = field(default_factory=lambda: array("d"))  # every known cost, infra errors too: paid for
-    scored_costs: array[float] = field(default_factory=lambda: array("d"))  # the scored trials' known costs
-    scored_cost_passes: int = 0  # passes among the scored trials with a known cost
+    unscored_costs: list[int] = field(default_factory=list)  # where in `costs` the unscored trials' are (infra errors too)
+    uncosted_passes: int = 0  # passes among the scored trials with no known cost
     turn_sum: int = 0
-    turns: int = 0
+    unturned: int = 0  # scored trials with no turns
     durations: array[float] = field(default_factory=lambda: array("d"))
     clean_exits: int = 0
-    health_reported: int = 0
+    unreported: int = 0  # scored trials whose provider reported no health
     unscored: int = 0
     judged: int = 0
     repeats: list[int] = field(default_factory=list)
     reasons: Counter[str] = field(default_factory=Counter)  # infra errors' first lines
-    offsets: set[int] = field(default_factory=set)  # testIdx - repeat index of the rows with both (see repeats_of)
+    offsets: set[int] = field(default_factory=set)  # testIdx - repeat index of the rows with both (see repeats_of),
+    one_offset: bool = True  # ... while they have at most one: two say they disagree, all repeats_of asks
     cut_off: list[int | None] = field(default_factory=list)  # testIdx of each call cut off by Ctrl+C
     scripted: int = 0
     models: set[str] = field(default_factory=set)
+    model: Any = None  # the last row's model: the next row's is compared with it (its string is a new one each row)
     ran: set[tuple[str, str]] = field(default_factory=set)  # the models that answered, the CLI's and SDK's versions
     named: dict[str, array[float]] = field(default_factory=dict)  # named score -> its values, scored trials
     impossible: bool = False
     gamed: int = 0
     scanned: int = 0
     gamed_passes: int = 0
-    COUNTS: ClassVar[tuple[str, ...]] = ("n", "passes", "errors", "turn_sum", "turns", "clean_exits", "health_reported",
-                                         "unscored", "judged", "scored_cost_passes", "scripted", "gamed", "scanned",
+    COUNTS: ClassVar[tuple[str, ...]] = ("n", "passes", "errors", "turn_sum", "unturned", "clean_exits", "unreported",
+                                         "unscored", "judged", "uncosted_passes", "scripted", "gamed", "scanned",
                                          "gamed_passes")  # fmt: skip
-    LISTS: ClassVar[tuple[str, ...]] = ("costs", "scored_costs", "durations", "repeats", "cut_off")
-
-    def add(self, values: tuple[Any, ...]) -> None:
-        """Fold one row in, given as its Trial's fields (in `Trial`'s order): once per row, a million in a big file,
-        so each field is read once, into a local, and a count is only touched when it grows."""
-        (_, _, repeat, passed, infra_error, error, cost, turns, _, tier, duration, clean_exit, unscored, judged,
-         scripted, test_index, interrupted, named, gamed, scanned, model, _, _, _, impossible, models, code,
-         sdk) = values  # fmt: skip
-        if self.tier is None:
-            self.tier = tier
-        if cost is not None:
-            self.costs.append(cost)
-        if repeat is not None:
-            self.repeats.append(repeat)
-            if test_index is not None and test_index - repeat not in self.offsets:
-                self.offsets.add(test_index - repeat)
-        if interrupted:
-            self.cut_off.append(test_index)
-        if impossible:
-            self.impossible = True
-        if judged:
-            self.judged += 1
-        if scripted:
-            self.scripted += 1
-        if type(model) is str and model:
-            self.models.add(model)
-        if models or code or sdk:
-            self.ran.update(ran_by(models, code, sdk))
-        if infra_error:
-            self.errors += 1
-            self.reasons[first_line(error)] += 1
-            return
-        if unscored:
-            self.unscored += 1
-            return
-        self.n += 1
-        if passed:
-            self.passes += 1
-        if scanned:  # (gamed only when scanned)
-            self.scanned += 1
-            if gamed:
-                self.gamed += 1
-                self.gamed_passes += passed
-        if cost is not None:
-            self.scored_costs.append(cost)
-            self.scored_cost_passes += passed
-        if turns is not None:  # an infra error's turns are not the agent's behaviour
-            self.turn_sum += turns
-            self.turns += 1
-        if duration is not None:
-            self.durations.append(duration)
-        if clean_exit is not None:
-            self.health_reported += 1
-            self.clean_exits += clean_exit
-        if named is not None:
-            for name, value in named.items():
-                if ((kind := type(value)) is float or kind is int) and math.isfinite(value):
-                    if (found := self.named.get(name)) is None:
-                        found = self.named[str(name)] = array("d")
-                    found.append(value)
+    LISTS: ClassVar[tuple[str, ...]] = ("durations", "repeats", "cut_off")
 
     def seen(self) -> list[int]:
         """The repeat indices of its rows (a cut-off repeat has a row), cut-off ones placed where known."""
         return [*self.repeats, *(r for r in repeats_of(self.offsets, self.cut_off) if r is not None)]
+
+
+def scored_costs(group: _Group) -> array[float]:
+    """The known costs of a group's scored trials (neither infra errors nor unscored), in file order."""
+    if not group.unscored_costs:
+        return group.costs
+    apart = set(group.unscored_costs)
+    return array("d", (cost for at, cost in enumerate(group.costs) if at not in apart))
 
 
 def ran_by(models: tuple[str, ...], code: str | None, sdk: str | None) -> list[tuple[str, str]]:
@@ -149,14 +100,77 @@ Groups = dict[tuple[str, str], _Group]
 
 def fold_fields(rows: Iterable[tuple[Any, ...]], groups: Groups | None = None) -> Groups:
     """Running totals per (task, provider), added to `groups` (a new dict by default), of rows given as their Trial's
-    fields (`results._trial.trial_fields`). Reads `rows` once."""
+    fields (`results._trial.trial_fields`, in `Trial`'s order). Reads `rows` once.
+
+    The loop runs once per row, a million in a big file, and each row's group is another of hundreds, so it keeps
+    to a row's fields in locals and touches a group's totals only where they grow: a count that most rows would
+    add to is kept as the rows that do not (`unturned`: n - turns known)."""
     groups = {} if groups is None else groups
     for values in rows:
-        key = values[:2]  # (task, provider)
-        group = groups.get(key)
+        (task, provider, repeat, passed, infra_error, error, cost, turns, _, tier, duration, clean_exit, unscored,
+         judged, scripted, test_index, interrupted, named, gamed, scanned, model, _, _, _, impossible, models, code,
+         sdk) = values  # fmt: skip
+        group = groups.get((task, provider))
         if group is None:
-            group = groups[key] = _Group(*key)
-        group.add(values)
+            group = groups[task, provider] = _Group(task, provider)
+        if group.tier is None:
+            group.tier = tier
+        if cost is not None:
+            group.costs.append(cost)
+        if repeat is not None:
+            group.repeats.append(repeat)
+            if test_index is not None and group.one_offset and (offset := test_index - repeat) not in group.offsets:
+                group.offsets.add(offset)
+                group.one_offset = len(group.offsets) < 2
+        if interrupted:
+            group.cut_off.append(test_index)
+        if impossible:
+            group.impossible = True
+        if judged:
+            group.judged += 1
+        if scripted:
+            group.scripted += 1
+        if model != group.model:
+            group.model = model
+            if type(model) is str and model:
+                group.models.add(model)
+        if models or code or sdk:
+            group.ran.update(ran_by(models, code, sdk))
+        if infra_error or unscored:
+            if cost is not None:
+                group.unscored_costs.append(len(group.costs) - 1)
+            if infra_error:
+                group.errors += 1
+                group.reasons[first_line(error)] += 1
+            else:
+                group.unscored += 1
+            continue
+        group.n += 1
+        if passed:
+            group.passes += 1
+            if cost is None:
+                group.uncosted_passes += 1
+        if scanned:  # (gamed only when scanned)
+            group.scanned += 1
+            if gamed:
+                group.gamed += 1
+                group.gamed_passes += passed
+        if turns is not None:  # an infra error's turns are not the agent's behaviour
+            group.turn_sum += turns
+        else:
+            group.unturned += 1
+        if duration is not None:
+            group.durations.append(duration)
+        if clean_exit:
+            group.clean_exits += 1
+        elif clean_exit is None:
+            group.unreported += 1
+        if named is not None:
+            for name, value in named.items():
+                if ((kind := type(value)) is float or kind is int) and isfinite(value):
+                    if (found := group.named.get(name)) is None:
+                        found = group.named[str(name)] = array("d")
+                    found.append(value)
     return groups
 
 
@@ -176,8 +190,11 @@ def merge(first: Groups, second: Groups) -> Groups:
         into.tier = into.tier if into.tier is not None else group.tier
         for name in _Group.COUNTS + _Group.LISTS:
             setattr(into, name, getattr(into, name) + getattr(group, name))
+        into.unscored_costs = into.unscored_costs + [len(into.costs) + at for at in group.unscored_costs]
+        into.costs = into.costs + group.costs
         into.reasons = into.reasons + group.reasons
         into.offsets = into.offsets | group.offsets
+        into.one_offset = len(into.offsets) < 2
         into.models, into.ran = into.models | group.models, into.ran | group.ran
         into.impossible = into.impossible or group.impossible
         into.named = {
