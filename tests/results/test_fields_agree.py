@@ -73,14 +73,20 @@ def test_the_report_s_totals_are_the_trials_totals(
     assert finish(fold_file(mixed), ks) == finish(fold(iter_trials(mixed)), ks)
 
 
-def test_a_bad_row_is_reported_alike(tmp_path: Path) -> None:
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_bad_row_is_reported_alike(tmp_path: Path, parallel: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report's read names no row (it reads a block's rows at C speed): at a problem it reads the file again a
+    row at a time, for the full read's message."""
+    monkeypatch.setattr(_parallel, "PARALLEL_BYTES", 1 if parallel else 1 << 62)
     rows = mixed_rows(50)
     rows[37]["metadata"] = {"num_turns": -2}
     rows[37]["response"] = None
     path = write(tmp_path / "results.jsonl", rows)
     with pytest.raises(ResultsError) as full:
         list(iter_trials(path))
-    with pytest.raises(ResultsError) as fast:
-        list(iter_checked(path, trial_fields))
-    assert str(fast.value) == str(full.value)
     assert "line 38: row.metadata.num_turns is -2" in str(full.value)
+    with pytest.raises(ResultsError) as fields:
+        list(iter_checked(path, trial_fields))
+    with pytest.raises(ResultsError) as report:
+        fold_file(path)
+    assert str(fields.value) == str(report.value) == str(full.value)

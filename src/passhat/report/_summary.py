@@ -145,7 +145,7 @@ def _summary(group: _Group, ks: Sequence[int], ci_width: float, first: int = 0) 
 
 def finish(groups: Groups, ks: Sequence[int], ci_width: float = 0.2) -> list[TaskSummary]:
     """One TaskSummary per (task, provider), sorted by task then provider."""
-    first = min((r for group in groups.values() for r in group.seen()), default=0)
+    first = min((min(seen) for group in groups.values() if (seen := group.seen())), default=0)
     return [_summary(groups[key], ks, ci_width, first) for key in sorted(groups)]
 
 

@@ -18,10 +18,11 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from passhat.common._errors import ResultsError
 from passhat.report.totals._tally import Groups, fold_fields, merge
 from passhat.results._progress import Progress
 from passhat.results._provenance import collector
-from passhat.results._rows import iter_checked, iter_checked_part
+from passhat.results._rows import iter_checked, iter_made
 from passhat.results._scan import row_split
 from passhat.results._trial import trial_fields
 
@@ -68,8 +69,14 @@ def _fold_file(path: str, progress: Progress | None, wrapper: dict[str, Any] | N
         if progress is not None:
             progress.restart()
     members: dict[str, Any] = {}
-    rows = iter_checked(path, trial_fields, None if progress is None else progress.add, collector(members))
-    groups = fold_fields(rows)
+    read = None if progress is None else progress.add
+    try:
+        groups = fold_fields(iter_made(path, trial_fields, read, collector(members)))
+    except (ResultsError, OSError):  # read again, a row at a time, for the exact message (the row named)
+        if progress is not None:
+            progress.restart()
+        members.clear()
+        groups = fold_fields(iter_checked(path, trial_fields, read, collector(members)))
     if wrapper is not None:
         wrapper.update(members)
     return groups
@@ -106,7 +113,7 @@ def _fold_tail(path: str, start: int, sender: Connection, read: ctypes.c_long | 
     members: dict[str, Any] = {}
     try:
         counted = None if read is None else count
-        tail = iter_checked_part(path, start, "tail", trial_fields, counted, collector(members))
+        tail = iter_made(path, trial_fields, counted, collector(members), (start, "tail"))
         found: tuple[Groups, dict[str, Any]] | None = (fold_fields(tail), members)
     except Exception:
         found = None
@@ -126,7 +133,7 @@ def _fold_in_two(path: str, start: int, progress: Progress | None = None) -> tup
             progress.elsewhere = lambda: read.value
         members: dict[str, Any] = {}
         counted = None if progress is None else progress.add
-        head = fold_fields(iter_checked_part(path, start, "head", trial_fields, counted, collector(members)))
+        head = fold_fields(iter_made(path, trial_fields, counted, collector(members), (start, "head")))
         while progress is not None and not receiver.poll(0.1):  # the second half is still being read
             progress.show()
         tail = receiver.recv()
