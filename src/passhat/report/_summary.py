@@ -105,6 +105,8 @@ def _summary(group: _Group, ks: Sequence[int], ci_width: float, first: int = 0) 
     costed_passes, turns = c - group.uncosted_passes, n - group.unturned
     cut_off = repeats_of(group.offsets, group.cut_off)
     repeats = group.seen()
+    seen, last = set(repeats), max(repeats, default=None)
+    twice = () if len(seen) == len(repeats) else sorted(r for r, times in Counter(repeats).items() if times > 1)
     return TaskSummary(
         task=group.task,
         provider=group.provider,
@@ -125,15 +127,15 @@ def _summary(group: _Group, ks: Sequence[int], ci_width: float, first: int = 0) 
         runs_needed=runs_needed(n, c, ci_width) if 0 < c < n else None,
         unscored=group.unscored,
         judged=group.judged,
-        duplicate_repeats=tuple(sorted(r for r, seen in Counter(repeats).items() if seen > 1)),
-        missing_repeats=tuple(sorted(set(range(first, max(repeats) + 1)) - set(repeats))) if repeats else (),
+        duplicate_repeats=tuple(twice),
+        missing_repeats=() if last is None else tuple(sorted(set(range(first, last + 1)) - seen)),
         interrupted_repeats=cut_off,
         infra_error_reasons=tuple(sorted(group.reasons.items(), key=lambda item: (-item[1], item[0]))),
         cost_known=len(group.costs),
         scripted=group.scripted,
         models=tuple(sorted(group.models)),
         ran=tuple(sorted(group.ran)),
-        repeats_seen=max(repeats) + 1 - first if repeats else None,
+        repeats_seen=None if last is None else last + 1 - first,
         first_repeat=first,
         named_scores=tuple((name, math.fsum(v) / len(v)) for name, v in sorted(group.named.items())),
         impossible=group.impossible,

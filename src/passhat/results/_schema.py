@@ -84,8 +84,10 @@ class RawGrading(Grading, gc=False):
 
 
 class RawTestCase(TestCase, gc=False):
-    """A TestCase as the decoders build it: its `vars`, read only for a row with no task id, kept as text."""
+    """A TestCase as the decoders build it: its `description` and `vars`, read only for a row with no task id, kept
+    as text."""
 
+    description: msgspec.Raw = msgspec.Raw(b"null")
     vars: msgspec.Raw = msgspec.Raw(b"null")
 
 

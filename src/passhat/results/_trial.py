@@ -160,7 +160,7 @@ def _task_id(path: str, at: str, row: Row, meta: Sources, task: object) -> str:
     if not isinstance(test_case, TestCase):
         _object(path, at, ".testCase", test_case)  # null, or an error
         test_case = NO_TEST_CASE
-    description = test_case.description
+    description = _text(test_case.description)
     if isinstance(description, str) and description:
         return description
     where, vars_value = ".vars", _text(row.vars)

@@ -21,6 +21,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
 from functools import lru_cache
+from operator import itemgetter
 from typing import Literal
 
 from passhat.stats._estimators import pass_hat_k_plug_in_exact
@@ -183,7 +184,7 @@ class Categorical:
     """Exact draws of indexes 0..S-1 with the given cumulative weights, many at a time.
 
     A 16-bit random number picks one of 65,536 equal slices of [0, 1); almost every slice lies well
-    inside a single category, which a table lookup returns (at C speed, through `map`). For the slices
+    inside a single category, which a table lookup returns (at C speed, through `itemgetter`). For the slices
     at or next to a boundary (-1 in the table), a fresh uniform places the draw inside the slice and
     bisection decides, so each draw has exactly the requested law.
     """
@@ -206,7 +207,7 @@ class Categorical:
         slots = array.array("H", rng.randbytes(2 * count))
         if sys.byteorder == "big":
             slots.byteswap()  # the same draws on every machine
-        drawn = list(map(self.table.__getitem__, slots))
+        drawn = list(itemgetter(*slots)(self.table)) if count > 1 else list(map(self.table.__getitem__, slots))
         straddling = drawn.count(-1)
         at, total, size = -1, self.cumulative[-1], 1 << self.BITS
         for _ in range(straddling):
