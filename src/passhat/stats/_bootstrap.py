@@ -144,7 +144,6 @@ def _sampled(
     probabilities = [weights[point] for point in points]
     cumulative = list(itertools.accumulate(probabilities))
     values = {k: [math.comb(j, k) / math.comb(n, k) for n, j in points] for k in group_ks}  # pass^k, n >= k
-    points_values = list(zip(*values.values(), strict=True))  # each point's pass^k for each k, picked together
     means: dict[int, list[float]] = {k: [] for k in group_ks}
     rng = random.Random(seed)
     one_by_one = draws < 16 * len(points)  # a binomial costs about 16 table draws
@@ -154,10 +153,10 @@ def _sampled(
     while True:
         for _ in range(batch):
             if sampler is not None:
-                drawn = sampler.draw(rng, draws)
-                picked = itemgetter(*drawn)(points_values) if draws > 1 else (points_values[drawn[0]],)
-                for k, resample in zip(group_ks, zip(*picked, strict=False), strict=True):  # (in draw order)
-                    means[k].append(sum(resample) / draws)
+                pick = itemgetter(*sampler.draw(rng, draws))  # the drawn points' values, in draw order (at C speed)
+                for k in group_ks:
+                    picked = pick(values[k])  # (one draw: the value itself)
+                    means[k].append((sum(picked) if draws > 1 else picked) / draws)
             else:
                 counts = list(multinomial(rng, draws, probabilities))
                 for k in group_ks:
