@@ -36,32 +36,32 @@ class _Group:
 
     task: str
     provider: str
+    # what most rows touch, together (a row's group is another of hundreds: fewer of its cache lines to fetch)
     tier: str | None = None
+    costs: array[float] = field(default_factory=lambda: array("d"))  # every known cost, infra errors too: paid for
+    repeats: list[int] = field(default_factory=list)
+    one_offset: bool = True  # while `offsets` holds at most one: two say the rows disagree, all repeats_of asks
+    model: Any = None  # the last row's model: the next row's is compared with it (its string is a new one each row)
     n: int = 0
     passes: int = 0
-    errors: int = 0
-    costs: array[float] = field(default_factory=lambda: array("d"))  # every known cost, infra errors too: paid for
-    unscored_costs: list[int] = field(
-        default_factory=list
-    )  # where in `costs` the unscored trials' are (infra errors too)
-    uncosted_passes: int = 0  # passes among the scored trials with no known cost
     turn_sum: int = 0
-    unturned: int = 0  # scored trials with no turns
     durations: array[float] = field(default_factory=lambda: array("d"))
     clean_exits: int = 0
+    named: dict[str, array[float]] = field(default_factory=dict)  # named score -> its values, scored trials
+    # the rest
+    errors: int = 0
+    unscored_costs: list[int] = field(default_factory=list)  # where in `costs` the unscored trials' (errors' too) are
+    uncosted_passes: int = 0  # passes among the scored trials with no known cost
+    unturned: int = 0  # scored trials with no turns
     unreported: int = 0  # scored trials whose provider reported no health
     unscored: int = 0
     judged: int = 0
-    repeats: list[int] = field(default_factory=list)
     reasons: Counter[str] = field(default_factory=Counter)  # infra errors' first lines
-    offsets: set[int] = field(default_factory=set)  # testIdx - repeat index of the rows with both (see repeats_of),
-    one_offset: bool = True  # ... while they have at most one: two say they disagree, all repeats_of asks
+    offsets: set[int] = field(default_factory=set)  # testIdx - repeat index of the rows with both (see repeats_of)
     cut_off: list[int | None] = field(default_factory=list)  # testIdx of each call cut off by Ctrl+C
     scripted: int = 0
     models: set[str] = field(default_factory=set)
-    model: Any = None  # the last row's model: the next row's is compared with it (its string is a new one each row)
     ran: set[tuple[str, str]] = field(default_factory=set)  # the models that answered, the CLI's and SDK's versions
-    named: dict[str, array[float]] = field(default_factory=dict)  # named score -> its values, scored trials
     impossible: bool = False
     gamed: int = 0
     scanned: int = 0
