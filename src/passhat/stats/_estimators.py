@@ -155,7 +155,9 @@ def pass_hat_k_plug_in(n: int, c: int, k: int) -> float | None:
     _check(n, c, k)
     if n < k or n == 0:
         return None
-    return c**k / n**k
+    passes: int = c**k  # (k >= 1: whole numbers)
+    runs: int = n**k
+    return passes / runs
 
 
 def pass_hat_k_interval(n: int, c: int, k: int, z: float = Z95) -> tuple[float, float] | None:
