@@ -18,6 +18,7 @@ import itertools
 import math
 import random
 import sys
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
 from functools import lru_cache
@@ -221,8 +222,14 @@ def mean_pass_hat_k_exact(tasks: Sequence[Counts], k: int) -> Fraction | None:
     """Mean over the tasks with n >= k of pass^k = (c/n)^k (the per-task figure every surface prints), as an exact
     fraction; None when there are none. The cluster bootstrap (`_bootstrap`) redraws the unbiased C(c*, k)/C(n, k),
     whose mean over the redraws of a task is exactly (c/n)^k: its law is centred on this mean."""
-    defined = [value for n, c in tasks if (value := pass_hat_k_plug_in_exact(n, c, k)) is not None]
-    return sum(defined, Fraction(0)) / len(defined) if defined else None
+    counted = Counter(tasks)  # tasks that share their counts (most of a big suite) share one term
+    terms = [(times, pass_hat_k_plug_in_exact(n, c, k)) for (n, c), times in counted.items()]
+    defined = [(times, value) for times, value in terms if value is not None]
+    if not defined:
+        return None
+    common = math.lcm(*(value.denominator for _, value in defined))  # added in whole numbers: one Fraction, not 1,000
+    total = sum(times * value.numerator * (common // value.denominator) for times, value in defined)
+    return Fraction(total, common * sum(times for times, _ in defined))
 
 
 def mean_pass_hat_k(tasks: Sequence[Counts], k: int) -> float | None:
