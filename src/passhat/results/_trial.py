@@ -19,6 +19,7 @@ from passhat.common._errors import ResultsError
 from passhat.results._interrupted import cut_off
 from passhat.results._scan import MISSING as _MISSING
 from passhat.results._schema import (
+    GRADING,
     NO_META,
     NO_RESPONSE,
     NO_TEST_CASE,
@@ -215,11 +216,10 @@ def _unscored(row: Row) -> bool:
     if not named or (type(named) is dict and "judge_unscored" not in named):
         return False
     grading: Any = row.gradingResult
+    if type(grading) is msgspec.Raw:  # (as a decoder keeps it: `_schema.RawRow`)
+        grading = GRADING.decode(grading)
     if isinstance(grading, Grading):  # what judge._status reads of it: componentResults (and theirs)
-        components = grading.componentResults
-        if type(components) is msgspec.Raw:
-            components = msgspec.json.decode(components)
-        grading = {"componentResults": components}
+        grading = {"componentResults": grading.componentResults}
     return unscored_by_judge({"namedScores": named, "gradingResult": grading})
 
 
