@@ -1,6 +1,6 @@
 """Per-(task, provider) summaries and per-provider suite figures. Pure: no I/O.
 
-`finish()` turns the running totals of a file (`_tally.fold_fields`) into TaskSummary figures; `summarize()` folds
+`finish()` turns the running totals of a file (`totals.fold_fields`) into TaskSummary figures; `summarize()` folds
 trials and finishes them. n counts the trials that ended without an infra error, c the passes among them; infra
 errors are counted apart and shown, never turned into failures, with their commonest reasons.
 

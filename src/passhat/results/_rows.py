@@ -117,8 +117,8 @@ def iter_made(
     on_member: OnMember | None = None,
     part: tuple[int, Literal["head", "tail"]] | None = None,
 ) -> Iterator[T]:
-    """`iter_checked` for a reader that wants speed, not messages: a block's rows are made at C speed, one `map`
-    (what a generator per row cost was ~5% of a big report); a problem raises unnamed (ResultsError, OSError, and
+    """`iter_checked` for a reader that wants speed, not messages: a block's rows are made at C speed, by one `map`
+    (a generator step per row was ~5% of a big report); a problem raises unnamed (ResultsError, OSError, and
     SplitUnsafe for a part): read the file with `iter_checked` for the exact message.
 
     `part` = (start, "head"): only the rows before byte `start`, where a row begins; (start, "tail"): the rest.
