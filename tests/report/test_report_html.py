@@ -21,9 +21,9 @@ from test_report import report, suite_rows, write_results
 from test_report_figures import trial_row
 
 from passhat.cli import main
-from passhat.report import _parallel
 from passhat.report._plots import _ticks
 from passhat.report._tables import columns
+from passhat.report.totals import _parallel
 from passhat.results import _progress
 from passhat.results._progress import Counted, Progress, for_file
 

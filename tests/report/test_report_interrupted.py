@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 from test_report import passhat_row, report, words, write_results
 
-from passhat.report._summary import finish, fold, merge
+from passhat.report._summary import finish
+from passhat.report.totals._tally import fold, merge
 from passhat.results._rows import load_trials
 
 CAPTURED = Path(__file__).parent / "data" / "ctrl-c-then-resume" / "results.json"

@@ -11,9 +11,10 @@ import pytest
 from test_report import report, suite_rows, write_results
 from test_report_figures import trial_row
 
-from passhat.report import _parallel
-from passhat.report._parallel import _fold_in_two, fold_file, split_point
-from passhat.report._summary import finish, fold
+from passhat.report._summary import finish
+from passhat.report.totals import _parallel
+from passhat.report.totals._parallel import _fold_in_two, fold_file, split_point
+from passhat.report.totals._tally import fold
 from passhat.results._rows import iter_trials
 
 pytestmark = pytest.mark.skipif(threading.active_count() > 1, reason="two-process reads are off while threads run")

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from test_report import passhat_row, report, write_results
 
-from passhat.report import _parallel
+from passhat.report.totals import _parallel
 
 OLD_CLI, NEW_CLI, SDK = "2.1.9", "2.1.332", "0.2.189"
 

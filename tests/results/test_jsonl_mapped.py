@@ -17,7 +17,8 @@ import varied_rows
 
 from passhat.common._errors import ResultsError
 from passhat.results import _jsonl, _scan
-from passhat.results._rows import iter_trials, iter_trials_part, load_trials
+from passhat.results._rows import iter_made, iter_trials, load_trials
+from passhat.results._trial import to_trial
 
 
 def read_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:
@@ -103,7 +104,7 @@ def test_halves_mapped_are_the_halves_read(tmp_path: Path, monkeypatch: pytest.M
     start = data.index(b"\n", len(data) // 2) + 1  # a line start near the middle, as _parallel.split_point finds
 
     def halves() -> list[object]:
-        return [list(iter_trials_part(path, start, part)) for part in ("head", "tail")]
+        return [list(iter_made(path, to_trial, part=(start, part))) for part in ("head", "tail")]
 
     mapped = halves()
     monkeypatch.setattr(_jsonl, "_mapped", lambda handle: None)

@@ -1,5 +1,6 @@
-"""`lattice_values` gives the exact law's values without its probabilities (issue 33: a suite too big for the
-exact bootstrap no longer builds the law only to find that out), and so the same work estimate."""
+"""`within_work` tells from the exact law's values alone, without its probabilities, whether the law is cheap enough
+to build (issue 33: a suite too big for the exact bootstrap no longer builds the law, nor all its values, only to
+find that out): the same answer as the work estimate of the law itself."""
 
 from __future__ import annotations
 
@@ -8,21 +9,20 @@ import random
 import pytest
 
 from passhat.stats import _bootstrap
-from passhat.stats._exact import lattice_law, lattice_values, work
+from passhat.stats._exact import lattice_law, within_work, work
 from passhat.stats._suite import _resampled_pmf
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_the_values_are_the_laws_keys(seed: int) -> None:
+def test_within_work_is_the_laws_work_within(seed: int) -> None:
     rng = random.Random(seed)
     tasks = [(n, rng.randint(0, n)) for n in (rng.choice((1, 3, 5, 10, 40)) for _ in range(rng.randint(1, 30)))]
     for k in (1, 3, 5):
         defined = [task for task in tasks if task[0] >= k]
         if defined:
-            law = lattice_law(defined, k, _resampled_pmf)[1]
-            values = lattice_values(defined, k, _resampled_pmf)
-            assert values == set(law)
-            assert work(len(defined), values) == work(len(defined), law)
+            cells = work(len(defined), lattice_law(defined, k, _resampled_pmf)[1])
+            for limit in (cells / 2, cells - 1, cells, cells * 2):
+                assert within_work(defined, k, _resampled_pmf, limit) == (cells <= limit)
 
 
 def test_a_suite_too_big_for_the_exact_law_never_builds_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,10 +16,10 @@ from typing import Any, TextIO
 from passhat.common._errors import PasshatError
 from passhat.report import _formats as fmt
 from passhat.report._formats import Format
-from passhat.report._parallel import fold_file
 from passhat.report._summary import TaskSummary, finish
 from passhat.report._tables import MIN_NAME, WIDTH, cut, wrap
 from passhat.report._words import interval_note
+from passhat.report.totals import fold_file
 from passhat.stats._estimators import fisher_exact, holm
 from passhat.stats._suite import (
     LEVEL,

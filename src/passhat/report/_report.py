@@ -20,7 +20,6 @@ from passhat.report import _formats as fmt
 from passhat.report import _tables
 from passhat.report._formats import FORMATS, Format
 from passhat.report._gates import GateResult, describe, evaluate, gate_ks, parse_gate
-from passhat.report._parallel import fold_file
 from passhat.report._summary import ProviderSuite, TaskSummary, finish, provider_suites
 from passhat.report._words import (
     SAFE_AT,
@@ -32,6 +31,7 @@ from passhat.report._words import (
     verdict_rule,
 )
 from passhat.report.cheats import cheat_data, split_impossible
+from passhat.report.totals import fold_file
 from passhat.results import _progress
 from passhat.results._causes import with_repeat
 from passhat.results._provenance import provenance

@@ -1,10 +1,8 @@
-"""Fold trials into per-(task, provider) summaries and per-provider suite figures. Pure: no I/O.
+"""Per-(task, provider) summaries and per-provider suite figures. Pure: no I/O.
 
-`fold()` consumes an iterable of trials once and keeps only counts, costs and durations per group,
-so it works on a streamed 100,000-row file (and two folds of a file's halves `merge()` exactly);
-`finish()` turns the totals into TaskSummary figures; `summarize()` is both. n counts the trials
-that ended without an infra error, c the passes among them; infra errors are counted apart and
-shown, never turned into failures, with their commonest reasons.
+`finish()` turns the running totals of a file (`totals.fold_fields`) into TaskSummary figures; `summarize()` folds
+trials and finishes them. n counts the trials that ended without an infra error, c the passes among them; infra
+errors are counted apart and shown, never turned into failures, with their commonest reasons.
 
 Cost: only trials whose cost is known count (`Trial.cost_usd` is None otherwise, e.g. Promptfoo's $0 on an
 error row): mean $ = their mean, over every trial, infra errors too (they were paid for); $/success = the
@@ -17,15 +15,13 @@ repeat is missing when it lies in that span and no row has it, and `repeats_seen
 
 from __future__ import annotations
 
-import copy
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from statistics import fmean
-from typing import ClassVar
 
-from passhat.results._causes import cause
+from passhat.report.totals._tally import Groups, _Group, fold, scored_costs
 from passhat.results._interrupted import repeats_of
 from passhat.results._rows import Trial
 from passhat.stats import _bootstrap as bootstrap
@@ -103,197 +99,56 @@ class TaskSummary:
         return self.clean_exits / self.health_reported if self.health_reported else None
 
 
-@dataclass(slots=True)
-class _Group:
-    """Running totals for one (task, provider); a trial's other details are dropped after folding.
-
-    Costs and durations are kept as lists, in file order, and summed exactly (fsum) at the end: the
-    figures do not depend on how the file was split to be read. (Slots: `add` runs once per row.)
-    """
-
-    task: str
-    provider: str
-    tier: str | None = None
-    n: int = 0
-    passes: int = 0
-    errors: int = 0
-    costs: list[float] = field(default_factory=list)  # every known cost, infra errors too: they were paid for
-    scored_costs: list[float] = field(default_factory=list)  # the scored trials' known costs
-    scored_cost_passes: int = 0  # passes among the scored trials with a known cost
-    turn_sum: int = 0
-    turns: int = 0
-    durations: list[float] = field(default_factory=list)
-    clean_exits: int = 0
-    health_reported: int = 0
-    unscored: int = 0
-    judged: int = 0
-    repeats: list[int] = field(default_factory=list)
-    reasons: Counter[str] = field(default_factory=Counter)  # infra errors' first lines
-    offsets: set[int] = field(default_factory=set)  # testIdx - repeat index of the rows with both (see repeats_of)
-    cut_off: list[int | None] = field(default_factory=list)  # testIdx of each call cut off by Ctrl+C
-    scripted: int = 0
-    models: set[str] = field(default_factory=set)
-    ran: set[tuple[str, str]] = field(default_factory=set)  # the models that answered, the CLI's and SDK's versions
-    named: dict[str, list[float]] = field(default_factory=dict)  # named score -> its values, scored trials
-    impossible: bool = False
-    gamed: int = 0
-    scanned: int = 0
-    gamed_passes: int = 0
-    COUNTS: ClassVar[tuple[str, ...]] = ("n", "passes", "errors", "turn_sum", "turns", "clean_exits", "health_reported",
-                                         "unscored", "judged", "scored_cost_passes", "scripted", "gamed", "scanned",
-                                         "gamed_passes")  # fmt: skip
-    LISTS: ClassVar[tuple[str, ...]] = ("costs", "scored_costs", "durations", "repeats", "cut_off")
-
-    def add(self, trial: Trial) -> None:
-        """Fold one trial in: once per row (a million in a big file), so each field is read once, into a local."""
-        if self.tier is None:
-            self.tier = trial.tier
-        if (cost := trial.cost_usd) is not None:
-            self.costs.append(cost)
-        if (repeat := trial.repeat_index) is not None:
-            self.repeats.append(repeat)
-            if (test := trial.test_index) is not None and test - repeat not in self.offsets:
-                self.offsets.add(test - repeat)
-        if trial.interrupted:
-            self.cut_off.append(trial.test_index)
-        self.impossible = self.impossible or trial.impossible
-        self.judged += trial.judged
-        self.scripted += trial.scripted_model
-        if type(model := trial.model) is str and model:
-            self.models.add(model)
-        if trial.models or trial.claude_code_version or trial.agent_sdk_version:
-            self.ran.update(ran_by(trial))
-        if trial.infra_error:
-            self.errors += 1
-            self.reasons[first_line(trial.error)] += 1
-            return
-        if trial.unscored:
-            self.unscored += 1
-            return
-        self.n += 1
-        self.passes += (passed := trial.passed)
-        if trial.gamed or trial.scanned:
-            self.gamed += trial.gamed
-            self.gamed_passes += trial.gamed and passed
-            self.scanned += trial.scanned
-        if cost is not None:
-            self.scored_costs.append(cost)
-            self.scored_cost_passes += passed
-        if (turns := trial.turns) is not None:  # an infra error's turns are not the agent's behaviour
-            self.turn_sum += turns
-            self.turns += 1
-        if (duration := trial.duration_ms) is not None:
-            self.durations.append(duration)
-        if (clean_exit := trial.clean_exit) is not None:
-            self.health_reported += 1
-            self.clean_exits += clean_exit
-        for name, value in (trial.named_scores or {}).items():
-            if ((kind := type(value)) is float or kind is int) and math.isfinite(value):
-                if (values := self.named.get(name)) is None:
-                    values = self.named[str(name)] = []
-                values.append(float(value))
-
-    def seen(self) -> list[int]:
-        """The repeat indices of its rows (a cut-off repeat has a row), cut-off ones placed where known."""
-        return [*self.repeats, *(r for r in repeats_of(self.offsets, self.cut_off) if r is not None)]
-
-    def summary(self, ks: Sequence[int], ci_width: float, first: int = 0) -> TaskSummary:
-        """Its figures; `first` is the file's first repeat index (see the module)."""
-        n, c = self.n, self.passes
-        cut_off = repeats_of(self.offsets, self.cut_off)
-        repeats = self.seen()
-        return TaskSummary(
-            task=self.task,
-            provider=self.provider,
-            n=n,
-            passes=c,
-            errors=self.errors,
-            pass_at_k={str(k): pass_at_k(n, c, k) for k in ks},
-            pass_hat_k={str(k): pass_hat_k_plug_in(n, c, k) for k in ks},  # (c/n)^k: the verdict's
-            mean_cost_usd=math.fsum(self.costs) / len(self.costs) if self.costs else None,
-            cost_per_success_usd=(
-                math.fsum(self.scored_costs) / self.scored_cost_passes if self.scored_cost_passes else None
-            ),
-            mean_turns=self.turn_sum / self.turns if self.turns else None,
-            tier=self.tier,
-            wilson_95=wilson_interval(n, c),
-            mean_duration_ms=math.fsum(self.durations) / len(self.durations) if self.durations else None,
-            p90_duration_ms=nearest_rank(self.durations, 90),
-            clean_exits=self.clean_exits,
-            health_reported=self.health_reported,
-            runs_needed=runs_needed(n, c, ci_width) if 0 < c < n else None,
-            unscored=self.unscored,
-            judged=self.judged,
-            duplicate_repeats=tuple(sorted(r for r, seen in Counter(repeats).items() if seen > 1)),
-            missing_repeats=tuple(sorted(set(range(first, max(repeats) + 1)) - set(repeats))) if repeats else (),
-            interrupted_repeats=cut_off,
-            infra_error_reasons=tuple(sorted(self.reasons.items(), key=lambda item: (-item[1], item[0]))),
-            cost_known=len(self.costs),
-            scripted=self.scripted,
-            models=tuple(sorted(self.models)),
-            ran=tuple(sorted(self.ran)),
-            repeats_seen=max(repeats) + 1 - first if repeats else None,
-            first_repeat=first,
-            named_scores=tuple((name, math.fsum(v) / len(v)) for name, v in sorted(self.named.items())),
-            impossible=self.impossible,
-            gamed=self.gamed,
-            scanned=self.scanned,
-            gamed_passes=self.gamed_passes,
-        )
-
-
-def ran_by(trial: Trial) -> list[tuple[str, str]]:
-    """What ran a trial, as (kind, value) pairs: its models that answered, Claude Code's and the Agent SDK's version."""
-    found = [("model", model) for model in trial.models]
-    found += [("claude_code", trial.claude_code_version)] if trial.claude_code_version else []
-    return found + ([("agent_sdk", trial.agent_sdk_version)] if trial.agent_sdk_version else [])
-
-
-def first_line(error: str | None) -> str:
-    """An infra error's cause: its first line without what differs per trial, the fix kept (results._causes)."""
-    return cause(error)
-
-
-Groups = dict[tuple[str, str], "_Group"]
-
-
-def fold(trials: Iterable[Trial], groups: Groups | None = None) -> Groups:
-    """Running totals per (task, provider), added to `groups` (a new dict by default). Reads `trials` once."""
-    groups = {} if groups is None else groups
-    for trial in trials:
-        key = (trial.task, trial.provider)
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = _Group(trial.task, trial.provider)
-        group.add(trial)
-    return groups
-
-
-def merge(first: Groups, second: Groups) -> Groups:
-    """The totals of two consecutive parts of one file (`first` comes first: its tier wins)."""
-    merged = dict(first)
-    for key, group in second.items():
-        if key not in merged:
-            merged[key] = group
-            continue
-        into = merged[key] = copy.copy(merged[key])
-        into.tier = into.tier if into.tier is not None else group.tier
-        for name in _Group.COUNTS + _Group.LISTS:
-            setattr(into, name, getattr(into, name) + getattr(group, name))
-        into.reasons = into.reasons + group.reasons
-        into.offsets = into.offsets | group.offsets
-        into.models, into.ran = into.models | group.models, into.ran | group.ran
-        into.impossible = into.impossible or group.impossible
-        into.named = {
-            name: into.named.get(name, []) + group.named.get(name, []) for name in {*into.named, *group.named}
-        }
-    return merged
+def _summary(group: _Group, ks: Sequence[int], ci_width: float, first: int = 0) -> TaskSummary:
+    """A group's figures; `first` is the file's first repeat index (see the module)."""
+    n, c = group.n, group.passes
+    costed_passes, turns = c - group.uncosted_passes, n - group.unturned
+    cut_off = repeats_of(group.offsets, group.cut_off)
+    repeats = group.seen()
+    seen, last = set(repeats), max(repeats, default=None)
+    twice = () if len(seen) == len(repeats) else sorted(r for r, times in Counter(repeats).items() if times > 1)
+    return TaskSummary(
+        task=group.task,
+        provider=group.provider,
+        n=n,
+        passes=c,
+        errors=group.errors,
+        pass_at_k={str(k): pass_at_k(n, c, k) for k in ks},
+        pass_hat_k={str(k): pass_hat_k_plug_in(n, c, k) for k in ks},  # (c/n)^k: the verdict's
+        mean_cost_usd=math.fsum(group.costs) / len(group.costs) if group.costs else None,
+        cost_per_success_usd=math.fsum(scored_costs(group)) / costed_passes if costed_passes else None,
+        mean_turns=group.turn_sum / turns if turns else None,
+        tier=group.tier,
+        wilson_95=wilson_interval(n, c),
+        mean_duration_ms=math.fsum(group.durations) / len(group.durations) if group.durations else None,
+        p90_duration_ms=nearest_rank(group.durations, 90),
+        clean_exits=group.clean_exits,
+        health_reported=n - group.unreported,
+        runs_needed=runs_needed(n, c, ci_width) if 0 < c < n else None,
+        unscored=group.unscored,
+        judged=group.judged,
+        duplicate_repeats=tuple(twice),
+        missing_repeats=() if last is None else tuple(sorted(set(range(first, last + 1)) - seen)),
+        interrupted_repeats=cut_off,
+        infra_error_reasons=tuple(sorted(group.reasons.items(), key=lambda item: (-item[1], item[0]))),
+        cost_known=len(group.costs),
+        scripted=group.scripted,
+        models=tuple(sorted(group.models)),
+        ran=tuple(sorted(group.ran)),
+        repeats_seen=None if last is None else last + 1 - first,
+        first_repeat=first,
+        named_scores=tuple((name, math.fsum(v) / len(v)) for name, v in sorted(group.named.items())),
+        impossible=group.impossible,
+        gamed=group.gamed,
+        scanned=group.scanned,
+        gamed_passes=group.gamed_passes,
+    )
 
 
 def finish(groups: Groups, ks: Sequence[int], ci_width: float = 0.2) -> list[TaskSummary]:
     """One TaskSummary per (task, provider), sorted by task then provider."""
-    first = min((r for group in groups.values() for r in group.seen()), default=0)
-    return [groups[key].summary(ks, ci_width, first) for key in sorted(groups)]
+    first = min((min(seen) for group in groups.values() if (seen := group.seen())), default=0)
+    return [_summary(groups[key], ks, ci_width, first) for key in sorted(groups)]
 
 
 def summarize(trials: Iterable[Trial], ks: Sequence[int], ci_width: float = 0.2) -> list[TaskSummary]:

@@ -67,7 +67,7 @@ def provenance(
 ) -> dict[str, Any]:
     """The report's provenance: what `store` kept, the source file, the models the rows name, whether any row
     ran against the scripted model (metadata scripted_model), and what ran the rows (`ran`: ("model" |
-    "claude_code" | "agent_sdk", value) pairs, as report._summary.ran_by makes them), each sorted."""
+    "claude_code" | "agent_sdk", value) pairs, as report.totals._tally.ran_by makes them), each sorted."""
     configured = [p["model"] for p in store.get("providers") or [] if p.get("model")]
     seen: dict[str, set[str]] = {"model": set(), "claude_code": set(), "agent_sdk": set()}
     for kind, value in ran:

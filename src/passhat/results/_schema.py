@@ -76,16 +76,11 @@ class Grading(msgspec.Struct, gc=False):
     componentResults: Any = None  # noqa: N815 - promptfoo's name; all of it: the judge reads nested ones
 
 
-class RawGrading(Grading, gc=False):
-    """What the decoders build: the graders' results kept as their JSON text (msgspec.Raw, no objects), decoded
-    only for a judged row (`_trial._unscored`). Half of a row's decoding time went to building them."""
-
-    componentResults: msgspec.Raw = msgspec.Raw(b"null")  # noqa: N815
-
-
 class RawTestCase(TestCase, gc=False):
-    """A TestCase as the decoders build it: its `vars`, read only for a row with no task id, kept as text."""
+    """A TestCase as the decoders build it: its `description` and `vars`, read only for a row with no task id, kept
+    as text."""
 
+    description: msgspec.Raw = msgspec.Raw(b"null")
     vars: msgspec.Raw = msgspec.Raw(b"null")
 
 
@@ -106,13 +101,16 @@ class Row(msgspec.Struct, gc=False):
 
 
 class RawRow(Row, gc=False):
-    """A Row as the decoders build it (see RawGrading, RawTestCase); `msgspec.convert` of a dict builds a Row."""
+    """A Row as the decoders build it (see RawTestCase); `msgspec.convert` of a dict builds a Row. Its
+    `gradingResult`, the graders' results, is kept as its JSON text (msgspec.Raw, no objects) and read only for a
+    judged row (`_trial._unscored`): half of a row's decoding time once went to building it."""
 
-    gradingResult: RawGrading | _JSON = None  # noqa: N815
+    gradingResult: msgspec.Raw = msgspec.Raw(b"null")  # type: ignore[assignment]  # noqa: N815
     testCase: RawTestCase | _JSON = None  # noqa: N815
     vars: msgspec.Raw = msgspec.Raw(b"null")  # (as RawTestCase.vars: `_trial._task_id` decodes it)
 
 
 ROW = Union[Row, _JSON]  # noqa: UP007 - an element of results.results / a line, from a dict (convert)
 RAW_ROW = Union[RawRow, _JSON]  # noqa: UP007 - the same, decoded from JSON text
+GRADING = msgspec.json.Decoder(Union[Grading, _JSON])  # noqa: UP007 - a RawRow's gradingResult, when it is read
 NO_META, NO_RESPONSE, NO_TEST_CASE, NO_TEST_META = Meta(), Response(), TestCase(), TestMeta()

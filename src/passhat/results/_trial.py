@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from math import isfinite
 from typing import Any
 
 import msgspec
@@ -18,6 +19,7 @@ from passhat.common._errors import ResultsError
 from passhat.results._interrupted import cut_off
 from passhat.results._scan import MISSING as _MISSING
 from passhat.results._schema import (
+    GRADING,
     NO_META,
     NO_RESPONSE,
     NO_TEST_CASE,
@@ -159,7 +161,7 @@ def _task_id(path: str, at: str, row: Row, meta: Sources, task: object) -> str:
     if not isinstance(test_case, TestCase):
         _object(path, at, ".testCase", test_case)  # null, or an error
         test_case = NO_TEST_CASE
-    description = test_case.description
+    description = _text(test_case.description)
     if isinstance(description, str) and description:
         return description
     where, vars_value = ".vars", _text(row.vars)
@@ -214,11 +216,10 @@ def _unscored(row: Row) -> bool:
     if not named or (type(named) is dict and "judge_unscored" not in named):
         return False
     grading: Any = row.gradingResult
+    if type(grading) is msgspec.Raw:  # (as a decoder keeps it: `_schema.RawRow`)
+        grading = GRADING.decode(grading)
     if isinstance(grading, Grading):  # what judge._status reads of it: componentResults (and theirs)
-        components = grading.componentResults
-        if type(components) is msgspec.Raw:
-            components = msgspec.json.decode(components)
-        grading = {"componentResults": components}
+        grading = {"componentResults": grading.componentResults}
     return unscored_by_judge({"namedScores": named, "gradingResult": grading})
 
 
@@ -256,12 +257,22 @@ def _pick(first: object, second: object) -> Any:
     return first
 
 
+def _sources(first: Meta, second: Meta) -> Sources:
+    return ((".response.metadata", first), (".metadata", second))
+
+
 def to_trial(path: str, at: str, row: object) -> Trial:
-    """The Trial of a row decoded into `_schema.Row` (anything else is not an object: an error).
+    """The Trial of a row decoded into `_schema.Row` (anything else is not an object: an error)."""
+    return Trial(*trial_fields(path, at, row))
+
+
+def trial_fields(path: str, at: str, row: object) -> tuple[Any, ...]:
+    """A row's Trial fields, in their order, checked: what `to_trial` builds the Trial of, and what the report totals
+    without building one (`report._tally`). Every check of a row is here.
 
     It runs once per row of a big file, so the common case is inlined: `a if a is not None else b` is `_pick` of
-    the two metadata objects (their fields are null when missing, but cost_usd and those read "over": UNSET), a check calls its
-    helper only to raise, and the Trial is built from positional values (keywords cost 1.5 us a row)."""
+    the two metadata objects (their fields are null when missing, but cost_usd and those read "over": UNSET), a
+    check calls its helper only to raise (or for an uncommon value), and a field's path is put together only then."""
     if not isinstance(row, Row):
         raise bad(path, at, row, "an object (one row per test and provider)")
     success = row.success
@@ -284,18 +295,17 @@ def to_trial(path: str, at: str, row: object) -> Trial:
     second = row.metadata
     if type(second) is not Meta:
         second = _meta(path, at, ".metadata", second)
-    meta: Sources = ((".response.metadata", first), (".metadata", second))
-    turns_name, turns = "num_turns", first.num_turns if first.num_turns is not None else second.num_turns
-    if turns is None:
-        turns_name, turns = "numTurns", first.numTurns if first.numTurns is not None else second.numTurns
-    repeat = first.repeat_index if first.repeat_index is not None else second.repeat_index
+    if (turns := first.num_turns) is None and (turns := second.num_turns) is None:
+        turns = first.numTurns if first.numTurns is not None else second.numTurns
+    if (repeat := first.repeat_index) is None:
+        repeat = second.repeat_index
     latency = row.latencyMs
-    if type(latency) is not float or not math.isfinite(latency):  # (an int, null or an error: `_number`)
-        latency = _number(path, at, ".latencyMs", latency)
+    if type(latency) is not float or not isfinite(latency):  # (an int, null or an error: `_number`)
+        latency = float(latency) if type(latency) is int else _number(path, at, ".latencyMs", latency)
     duration = latency
     if duration is None:
         for name in ("duration_ms", "durationMs"):
-            duration_where, duration = _first(meta, name)
+            duration_where, duration = _first(_sources(first, second), name)
             if duration is not None:
                 duration = _number(path, at, f"{duration_where}.{name}", duration)
                 break
@@ -306,54 +316,64 @@ def to_trial(path: str, at: str, row: object) -> Trial:
         test_meta = NO_TEST_META
     # A grader process killed (e.g. by Ctrl+C) is an outage of the grading, not the agent's failure:
     # promptfoo records it as a failed assertion with this message. `passhat regrade` grades it again.
-    grader_crashed = reason == 1 and "Error running Python script" in (error or "")
-    infra_error = reason == 2 or grader_crashed
-    task = first.task_id if first.task_id is not None else second.task_id
+    infra_error = reason == 2 or (reason == 1 and "Error running Python script" in (error or ""))
+    if (task := first.task_id) is None:
+        task = second.task_id
     if type(task) is not str or not task:
-        task = _task_id(path, at, row, meta, task)
+        task = _task_id(path, at, row, _sources(first, second), task)
     provider = row.provider
     if type(provider) is not dict or type(label := provider.get("label")) is not str or not label:
         label = _provider(path, at, _MISSING if provider is UNSET else provider)
     if repeat is not None and (type(repeat) is not int or repeat < 0):
-        _count(path, at, meta, "repeat_index", repeat)  # raises
-    cost = _cost(path, at, row, response, meta, infra_error)
+        _count(path, at, _sources(first, second), "repeat_index", repeat)  # raises
+    cost = first.cost_usd
+    if type(cost) is not float or not isfinite(cost):  # (else: `_cost`'s answer, without its steps)
+        cost = _cost(path, at, row, response, _sources(first, second), infra_error)
     if turns is not None and (type(turns) is not int or turns < 0):
-        _count(path, at, meta, turns_name, turns)  # raises
-    if (tier := first.tier if first.tier is not None else second.tier) is None:
+        name = "num_turns" if first.num_turns is not None or second.num_turns is not None else "numTurns"
+        _count(path, at, _sources(first, second), name, turns)  # raises
+    if (tier := first.tier) is None and (tier := second.tier) is None:
         tier = test_meta.tier
     if tier is not None and (type(tier) is not str or not tier):
-        where = _first((*meta, (".testCase.metadata", Meta(tier=test_meta.tier))), "tier")[0]
+        where = _first((*_sources(first, second), (".testCase.metadata", Meta(tier=test_meta.tier))), "tier")[0]
         msg = "a non-empty string such as simple"
         raise bad(path, f"{at}{where}.tier", tier, msg, "fix the task's tier in task.yaml")
-    if (expect := first.expect if first.expect is not None else second.expect) is None:
+    if (expect := first.expect) is None and (expect := second.expect) is None:
         expect = test_meta.expect
     impossible = expect == "impossible"
     if not impossible and expect is not None and expect != "possible":
-        _impossible(path, at, meta, test_meta.expect)  # raises
-    is_error = first.is_error if first.is_error is not None else second.is_error
-    status = first.status if first.status is not None else second.status
+        _impossible(path, at, _sources(first, second), test_meta.expect)  # raises
+    if (is_error := first.is_error) is None:
+        is_error = second.is_error
+    if (status := first.status) is None:
+        status = second.status
     if type(is_error) is bool:
         clean_exit: bool | None = not is_error and (status == "ok" if type(status) is str else True)
     else:
         clean_exit = status == "ok" if type(status) is str else None
     named = scores = row.namedScores
-    if type(named) is dict and not VIEWER_FIGURES.isdisjoint(named):  # the viewer's counts (extension._viewer)
-        named = {name: value for name, value in named.items() if name not in VIEWER_FIGURES}
-    gamed = named.get(GAMED) if type(named) is dict else None
-    scanned = type(gamed) in (int, float) and not infra_error
+    gamed: Any = None
+    if type(named) is dict:
+        if not VIEWER_FIGURES.isdisjoint(named):  # the viewer's counts (extension._viewer)
+            named = {name: value for name, value in named.items() if name not in VIEWER_FIGURES}
+        gamed = named.get(GAMED)
+    scanned = (type(gamed) is int or type(gamed) is float) and not infra_error
     # `_unscored` says no early to a row with no judge_unscored score; only a judged row is asked
     unscored = not infra_error and scores is not None and (type(scores) is not dict or "judge_unscored" in scores)
     unscored = unscored and _unscored(row)
     test_index = row.testIdx  # read only to place a cut-off row: anything but a count is ignored
-    models = first.models if first.models is not None else second.models
+    if (models := first.models) is None:
+        models = second.models
     if models is not None:
-        models = _models(path, at, meta, models)
-    code = first.claude_code_version if first.claude_code_version is not None else second.claude_code_version
+        models = _models(path, at, _sources(first, second), models)
+    if (code := first.claude_code_version) is None:
+        code = second.claude_code_version
     if code is not None and (type(code) is not str or not code):
-        _ran(path, at, meta, "claude_code_version", code)  # raises
-    sdk = first.agent_sdk_version if first.agent_sdk_version is not None else second.agent_sdk_version
+        _ran(path, at, _sources(first, second), "claude_code_version", code)  # raises
+    if (sdk := first.agent_sdk_version) is None:
+        sdk = second.agent_sdk_version
     if sdk is not None and (type(sdk) is not str or not sdk):
-        _ran(path, at, meta, "agent_sdk_version", sdk)  # raises
+        _ran(path, at, _sources(first, second), "agent_sdk_version", sdk)  # raises
     # A field of response.metadata over the row's, as `{**row_metadata, **response_metadata}` reads (UNSET:
     # missing; a null in response.metadata hides the row's value):
     if (model := first.model) is UNSET and (model := second.model) is UNSET:
@@ -364,7 +384,7 @@ def to_trial(path: str, at: str, row: object) -> Trial:
         transcript = None
     if (patch := first.patch_path) is UNSET and (patch := second.patch_path) is UNSET:
         patch = None
-    return Trial(
+    return (
         task,  # task
         label,  # provider
         repeat,  # repeat_index
@@ -383,7 +403,7 @@ def to_trial(path: str, at: str, row: object) -> Trial:
         test_index if type(test_index) is int and test_index >= 0 else None,  # test_index
         reason == 2 and cut_off(reason, error, repeat),  # interrupted
         named if type(named) is dict and named else None,  # named_scores
-        scanned and gamed > 0,  # type: ignore[operator]  # gamed
+        scanned and gamed > 0,  # gamed
         scanned,
         model,
         judge_version,

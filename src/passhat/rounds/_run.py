@@ -32,9 +32,9 @@ from typing import TextIO
 
 from passhat.common._budget import BUDGET_ENV, REACHED
 from passhat.common._errors import PasshatError
-from passhat.report._parallel import fold_file
 from passhat.report._summary import finish
 from passhat.report._words import SCRIPTED_MARK
+from passhat.report.totals import fold_file
 from passhat.rounds._plan import Count, Settings, decided, next_round
 from passhat.rounds._state import COMBINED, Round, State, combine, load, save
 

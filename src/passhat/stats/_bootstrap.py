@@ -19,9 +19,10 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Literal
 
-from passhat.stats._exact import WORK, exact_interval, lattice_law, lattice_values, work
+from passhat.stats._exact import WORK, exact_interval, lattice_law, within_work
 from passhat.stats._suite import (
     LEVEL,
     SEED,
@@ -82,7 +83,7 @@ def mean_pass_hat_k_bootstrap(
             if not defined:
                 found[k] = None
                 continue
-            if work(len(defined), lattice_values(defined, k, _resampled_pmf)) <= exact_work:
+            if within_work(defined, k, _resampled_pmf, exact_work):
                 denominator, law = lattice_law(defined, k, _resampled_pmf)
                 found[k] = Bootstrap(exact_interval(len(defined), denominator, law, level), "exact", 0, 0.0)
             else:
@@ -152,9 +153,10 @@ def _sampled(
     while True:
         for _ in range(batch):
             if sampler is not None:
-                drawn = sampler.draw(rng, draws)
+                pick = itemgetter(*sampler.draw(rng, draws))  # the drawn points' values, in draw order (at C speed)
                 for k in group_ks:
-                    means[k].append(sum(map(values[k].__getitem__, drawn)) / draws)
+                    picked = pick(values[k])  # (one draw: the value itself)
+                    means[k].append((sum(picked) if draws > 1 else picked) / draws)
             else:
                 counts = list(multinomial(rng, draws, probabilities))
                 for k in group_ks:

@@ -149,10 +149,15 @@ def pass_hat_k_plug_in(n: int, c: int, k: int) -> float | None:
     Why not C(c, k)/C(n, k) there: that unbiased estimator is 0 whenever c < k (9/10 at k = 10), far outside
     the verdict's interval of pass^k (0.006-0.835 at 9/10), which the verdict is decided on. Every interval of the
     rate here contains c/n and p -> p^k increases, so (c/n)^k always lies inside the verdict's interval: the figure
-    printed beside an interval is one it contains. Exact (a Fraction to the k-th power), rounded once.
+    printed beside an interval is one it contains. Exact, rounded once: c^k / n^k in whole numbers (Python's int / int
+    is correctly rounded: the value of `pass_hat_k_plug_in_exact`, without building the Fraction).
     """
-    exact = pass_hat_k_plug_in_exact(n, c, k)
-    return None if exact is None else float(exact)
+    _check(n, c, k)
+    if n < k or n == 0:
+        return None
+    passes: int = c**k  # (k >= 1: whole numbers)
+    runs: int = n**k
+    return passes / runs
 
 
 def pass_hat_k_interval(n: int, c: int, k: int, z: float = Z95) -> tuple[float, float] | None:

@@ -46,20 +46,23 @@ def lattice_law(
     return denominator, law
 
 
-def lattice_values(tasks: Sequence[Counts], k: int, pmf: Callable[[int, int], Sequence[float]]) -> set[int]:
-    """The values (the keys) of `lattice_law`'s law, without its probabilities: enough for `work`, and cheap
-    (each (n, c) once), so a suite too big for the exact law never builds it."""
+def within_work(tasks: Sequence[Counts], k: int, pmf: Callable[[int, int], Sequence[float]], limit: float) -> bool:
+    """Whether `work` of `lattice_law`'s law is at most `limit`, from its values (the keys) alone, each (n, c) once;
+    gathered only while the work could still be within it (it grows with each value): a suite too big for the
+    exact law stops after its first counts, and never builds the law."""
     denominator = math.lcm(*{math.comb(n, k) for n, _ in tasks})
     values: set[int] = set()
     for n, c in set(tasks):
         scale = denominator // math.comb(n, k)
         values.update(math.comb(j, k) * scale for j, probability in enumerate(pmf(n, c)) if probability > 0)
-    return values
+        if work(len(tasks), values) > limit:
+            return False
+    return True
 
 
 def work(draws: int, law: Collection[int]) -> float:
     """Cells `exact_interval` would write for the sum of `draws` draws (before tails are dropped), from the law's
-    values (`lattice_values`, or the law itself)."""
+    values (the law itself, or `within_work`'s)."""
     span = max(law) - min(law)
     return len(law) * (span * draws * (draws + 1) / 2 + draws)
 

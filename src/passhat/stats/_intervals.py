@@ -41,7 +41,10 @@ def _log_beta(a: float, b: float) -> float:
 
 
 def _beta_fraction(a: float, b: float, x: float) -> float:
-    """The continued fraction of the incomplete beta function (modified Lentz; Numerical Recipes 6.4)."""
+    """The continued fraction of the incomplete beta function (modified Lentz; Numerical Recipes 6.4).
+
+    Each m takes an even and an odd step, written out rather than looped over (a verdict's interval bisects over
+    this ~25,000 times in a big report: the loop was a tenth of its time)."""
     tiny = 1e-300
     qab, qap, qam = a + b, a + 1.0, a - 1.0
     c, d = 1.0, 1.0 - qab * x / qap
@@ -49,16 +52,22 @@ def _beta_fraction(a: float, b: float, x: float) -> float:
     h = d
     for m in range(1, 10_000):
         m2 = 2 * m
-        for numerator in (
-            m * (b - m) * x / ((qam + m2) * (a + m2)),
-            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
-        ):
-            d = 1.0 + numerator * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < 1e-15:
+        even = m * (b - m) * x / ((qam + m2) * (a + m2))
+        odd = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + even * d
+        d = 1.0 / (d if d > tiny or d < -tiny else tiny)
+        c = 1.0 + even / c
+        if not (c > tiny or c < -tiny):
+            c = tiny
+        h *= d * c
+        d = 1.0 + odd * d
+        d = 1.0 / (d if d > tiny or d < -tiny else tiny)
+        c = 1.0 + odd / c
+        if not (c > tiny or c < -tiny):
+            c = tiny
+        step = d * c
+        h *= step
+        if abs(step - 1.0) < 1e-15:
             break
     return h
 

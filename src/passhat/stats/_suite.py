@@ -18,9 +18,11 @@ import itertools
 import math
 import random
 import sys
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
 from functools import lru_cache
+from operator import itemgetter
 from typing import Literal
 
 from passhat.stats._estimators import pass_hat_k_plug_in_exact
@@ -183,7 +185,7 @@ class Categorical:
     """Exact draws of indexes 0..S-1 with the given cumulative weights, many at a time.
 
     A 16-bit random number picks one of 65,536 equal slices of [0, 1); almost every slice lies well
-    inside a single category, which a table lookup returns (at C speed, through `map`). For the slices
+    inside a single category, which a table lookup returns (at C speed, through `itemgetter`). For the slices
     at or next to a boundary (-1 in the table), a fresh uniform places the draw inside the slice and
     bisection decides, so each draw has exactly the requested law.
     """
@@ -206,7 +208,7 @@ class Categorical:
         slots = array.array("H", rng.randbytes(2 * count))
         if sys.byteorder == "big":
             slots.byteswap()  # the same draws on every machine
-        drawn = list(map(self.table.__getitem__, slots))
+        drawn = list(itemgetter(*slots)(self.table)) if count > 1 else list(map(self.table.__getitem__, slots))
         straddling = drawn.count(-1)
         at, total, size = -1, self.cumulative[-1], 1 << self.BITS
         for _ in range(straddling):
@@ -220,8 +222,14 @@ def mean_pass_hat_k_exact(tasks: Sequence[Counts], k: int) -> Fraction | None:
     """Mean over the tasks with n >= k of pass^k = (c/n)^k (the per-task figure every surface prints), as an exact
     fraction; None when there are none. The cluster bootstrap (`_bootstrap`) redraws the unbiased C(c*, k)/C(n, k),
     whose mean over the redraws of a task is exactly (c/n)^k: its law is centred on this mean."""
-    defined = [value for n, c in tasks if (value := pass_hat_k_plug_in_exact(n, c, k)) is not None]
-    return sum(defined, Fraction(0)) / len(defined) if defined else None
+    counted = Counter(tasks)  # tasks that share their counts (most of a big suite) share one term
+    terms = [(times, pass_hat_k_plug_in_exact(n, c, k)) for (n, c), times in counted.items()]
+    defined = [(times, value) for times, value in terms if value is not None]
+    if not defined:
+        return None
+    common = math.lcm(*(value.denominator for _, value in defined))  # added in whole numbers: one Fraction, not 1,000
+    total = sum(times * value.numerator * (common // value.denominator) for times, value in defined)
+    return Fraction(total, common * sum(times for times, _ in defined))
 
 
 def mean_pass_hat_k(tasks: Sequence[Counts], k: int) -> float | None:

@@ -1,9 +1,10 @@
 """Fold a large results file in two processes: its first half here, its second in a forked child.
 
 Only a speed-up (a 300 MB file is mostly JSON decoding, and there are usually two CPUs): the totals
-are exactly those of one pass, `fold(iter_trials(path))`. At any doubt - no row boundary near the
-middle, a problem in either half, no fork, other threads running - the file is read whole, in this
-process, which also reports any problem with the usual exact message.
+are exactly those of one pass, `fold(iter_trials(path))` (each read as `fold_fields` of `trial_fields`: no Trial
+is built per row). At any doubt - no row boundary near the middle, a problem in either half, no fork, other
+threads running - the file is read whole, in this process, which also reports any problem with the usual exact
+message.
 """
 
 from __future__ import annotations
@@ -17,18 +18,20 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from passhat.report._summary import Groups, fold, merge
+from passhat.common._errors import ResultsError
+from passhat.report.totals._tally import Groups, fold_fields, merge
 from passhat.results._progress import Progress
 from passhat.results._provenance import collector
-from passhat.results._rows import iter_trials, iter_trials_part
+from passhat.results._rows import iter_checked, iter_made
 from passhat.results._scan import row_split
+from passhat.results._trial import trial_fields
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
 PARALLEL_BYTES = 64 << 20  # below this, forking costs more than it saves
 
 
 def fold_file(path: str | Path, progress: Progress | None = None, wrapper: dict[str, Any] | None = None) -> Groups:
-    """Per-(task, provider) totals of a results file (see `_summary.fold`); `progress` counts the bytes read;
+    """Per-(task, provider) totals of a results file (see `_tally.fold_fields`); `progress` counts the bytes read;
     `wrapper` (a dict) is filled with the JSON wrapper's provenance fields (`results._provenance`).
 
     The cyclic garbage collector is off meanwhile: reading makes no reference cycles, and collecting while a
@@ -66,7 +69,14 @@ def _fold_file(path: str, progress: Progress | None, wrapper: dict[str, Any] | N
         if progress is not None:
             progress.restart()
     members: dict[str, Any] = {}
-    groups = fold(iter_trials(path, None if progress is None else progress.add, collector(members)))
+    read = None if progress is None else progress.add
+    try:
+        groups = fold_fields(iter_made(path, trial_fields, read, collector(members)))
+    except (ResultsError, OSError):  # read again, a row at a time, for the exact message (the row named)
+        if progress is not None:
+            progress.restart()
+        members.clear()
+        groups = fold_fields(iter_checked(path, trial_fields, read, collector(members)))
     if wrapper is not None:
         wrapper.update(members)
     return groups
@@ -102,8 +112,9 @@ def _fold_tail(path: str, start: int, sender: Connection, read: ctypes.c_long | 
 
     members: dict[str, Any] = {}
     try:
-        tail = iter_trials_part(path, start, "tail", None if read is None else count, collector(members))
-        found: tuple[Groups, dict[str, Any]] | None = (fold(tail), members)
+        counted = None if read is None else count
+        tail = iter_made(path, trial_fields, counted, collector(members), (start, "tail"))
+        found: tuple[Groups, dict[str, Any]] | None = (fold_fields(tail), members)
     except Exception:
         found = None
     sender.send(found)
@@ -121,10 +132,8 @@ def _fold_in_two(path: str, start: int, progress: Progress | None = None) -> tup
         if progress is not None and read is not None:
             progress.elsewhere = lambda: read.value
         members: dict[str, Any] = {}
-        head_trials = iter_trials_part(
-            path, start, "head", None if progress is None else progress.add, collector(members)
-        )
-        head = fold(head_trials)
+        counted = None if progress is None else progress.add
+        head = fold_fields(iter_made(path, trial_fields, counted, collector(members), (start, "head")))
         while progress is not None and not receiver.poll(0.1):  # the second half is still being read
             progress.show()
         tail = receiver.recv()
