@@ -11,7 +11,9 @@ from scipy import stats as sp
 from passhat.stats._intervals import (
     ALPHA,
     PRIOR,
+    _bisect,
     beta_cdf,
+    beta_quantile,
     clopper_pearson,
     mixture_interval,
     mixture_log_martingale,
@@ -26,6 +28,19 @@ COUNTS = [(1, 0), (1, 1), (3, 1), (5, 5), (10, 6), (10, 10), (15, 15), (20, 19),
 @pytest.mark.parametrize(("x", "a", "b"), [(0.3, 2, 5), (0.99, 60, 1), (0.5, 0.5, 0.5), (0.01, 1, 40), (0.9, 7.5, 2.5)])
 def test_beta_cdf_is_scipys_regularized_incomplete_beta(x: float, a: float, b: float) -> None:
     assert beta_cdf(x, a, b) == pytest.approx(special.betainc(a, b, x), rel=1e-10, abs=1e-14)
+
+
+def test_beta_quantile_stops_where_bisection_over_the_whole_unit_interval_does() -> None:
+    """Newton's shortcut ends at the boundary a full bisection finds, to within a few floats, for every
+    Clopper-Pearson end of n <= 120 and for real (projected) counts; each answer is inside (I_x <= q)."""
+    cases = [(q, c, n - c + 1) for n in range(1, 121) for c in range(1, n + 1) for q in (ALPHA / 2,)]
+    cases += [(1 - ALPHA / 2, c + 1, n - c) for n in range(1, 121) for c in range(n)]
+    cases += [(q, 0.37 * n + 0.5, 0.63 * n + 0.5) for n in range(1, 400, 7) for q in (0.001, 0.5, 0.999)]
+    for q, a, b in cases:
+        found = beta_quantile(q, a, b)
+        whole = _bisect(lambda x, a=a, b=b, q=q: beta_cdf(x, a, b) <= q, 0.0, 1.0)
+        assert beta_cdf(found, a, b) <= q
+        assert found == pytest.approx(whole, rel=1e-14, abs=1e-300), (q, a, b)
 
 
 @pytest.mark.parametrize(("n", "c"), COUNTS)

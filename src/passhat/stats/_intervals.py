@@ -28,6 +28,7 @@ ALPHA = 0.05
 PRIOR = (1.0, 1.0)  # Robbins' uniform mixture; see README "Numbers" for why not Jeffreys' Beta(1/2, 1/2)
 _EPS = 1e-15
 _ITERATIONS = 200
+_NEWTON_STEPS = 60  # beta_quantile's: a guess from the mean takes ~5-10 to the root
 
 
 def _check(n: float, c: float) -> None:
@@ -95,8 +96,46 @@ def _bisect(inside: Callable[[float], bool], inner: float, outer: float) -> floa
 
 
 def beta_quantile(q: float, a: float, b: float) -> float:
-    """x with I_x(a, b) = q (bisection: I_x grows with x)."""
-    return _bisect(lambda x: beta_cdf(x, a, b) <= q, 0.0, 1.0)
+    """x with I_x(a, b) = q: a float x with I_x(a, b) <= q next to one above q (I_x grows with x), as bisection
+    over [0, 1] finds it, in a quarter of its steps. Newton's steps on I_x - q (whose slope is the Beta(a, b)
+    density) close in on the root, each also narrowing the bracket bisection keeps (a step that would leave it is
+    a bisection step instead); bisection finishes within a few floats of the root. Where the computed I_x is not
+    monotone at its last bits the two can stop a few floats apart (<= 3e-15 relative on 12,000 (a, b) checked
+    against the full bisection). A report asks this ~400 times."""
+
+    def inside(x: float) -> bool:
+        return beta_cdf(x, a, b) <= q
+
+    inner, outer = 0.0, 1.0
+    log_norm, x = _log_beta(a, b), a / (a + b)
+    for _ in range(_NEWTON_STEPS):
+        below = beta_cdf(x, a, b) - q
+        inner, outer = (x, outer) if below <= 0 else (inner, x)
+        density = math.exp((a - 1) * math.log(x) + (b - 1) * math.log1p(-x) - log_norm)
+        step = below / density if density > 0 else math.inf
+        if abs(step) <= 4 * math.ulp(x):  # at the root: now a bracket of a few floats around it
+            inner, outer = _around(inside, x, below <= 0, inner, outer)
+            break
+        x = x - step if inner < x - step < outer else (inner + outer) / 2
+        if x in (inner, outer):
+            break
+    return _bisect(inside, inner, outer)
+
+
+def _around(inside: Callable[[float], bool], x: float, side: bool, inner: float, outer: float) -> tuple[float, float]:
+    """(inner, outer) narrowed to floats near x (`side`: whether x is inside), on x's side of the boundary: probes
+    4, 64, 1024... floats away from x until one lands across it (or at the old bracket's end)."""
+    width = 4 * math.ulp(x)
+    while True:
+        if side:
+            inner, probe = x, min(x + width, outer)
+        else:
+            outer, probe = x, max(x - width, inner)
+        if probe in (inner, outer):
+            return inner, outer
+        if inside(probe) != side:
+            return (x, probe) if side else (probe, x)
+        x, width = probe, width * 16
 
 
 def clopper_pearson(n: float, c: float, alpha: float = ALPHA) -> tuple[float, float] | None:
