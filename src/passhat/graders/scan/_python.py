@@ -9,7 +9,7 @@ _source's fallback): Python the tests cannot import cannot game them at import e
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from passhat.graders.scan._rules import Finding, Literal, literal
 
@@ -44,10 +44,10 @@ _RUNNER_PRESENCE = {"pytest", "_pytest", "unittest", "py.test"}
 _QUIET_CALLS = ("Error", "Exception", "Warning", "warn", "print", "log", "debug", "info", "warning", "error")
 
 
-def _aliases(tree: ast.Module) -> dict[str, str]:
-    """Local name -> the dotted name it stands for, from every import in the file."""
+def _aliases(nodes: list[ast.AST]) -> dict[str, str]:
+    """Local name -> the dotted name it stands for, from every import in the file (`nodes`: all of its nodes)."""
     names: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 names[alias.asname or alias.name.split(".")[0]] = (
@@ -70,9 +70,10 @@ def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:
 
 
 class _Scan:
-    def __init__(self, path: str, tree: ast.Module, added: set[int]) -> None:
+    def __init__(self, path: str, tree: ast.Module, added: set[int], nodes: list[ast.AST]) -> None:
         self.path, self.tree, self.added = path, tree, added
-        self.aliases = _aliases(tree)
+        self.nodes = nodes  # every node of the tree, in ast.walk's order: walked once, read by every rule
+        self.aliases = _aliases(nodes)
         self.findings: list[Finding] = []
         self.literals: list[tuple[Literal, int]] = []
         self.docstrings: set[int] = set()
@@ -92,8 +93,8 @@ class _Scan:
         return _dotted(node, self.aliases)
 
     def run(self) -> None:
-        self.docstrings = {id(n.body[0].value) for n in ast.walk(self.tree) if _is_docstring(n)}  # type: ignore[attr-defined]
-        for node in ast.walk(self.tree):
+        self.docstrings = {id(n.body[0].value) for n in self.nodes if _is_docstring(n)}  # type: ignore[attr-defined]
+        for node in self.nodes:
             self.node(node)
         self.exits_at_import()
         self.stack_inspection()
@@ -224,13 +225,13 @@ class _Scan:
 
     def stack_inspection(self) -> None:
         """A stack inspection, in a file whose changed code also reads frame names or mentions tests."""
-        calls = [n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and self.dotted(n.func) in _STACK]
+        calls = [n for n in self.nodes if isinstance(n, ast.Call) and self.dotted(n.func) in _STACK]
         if not calls:
             return
         names = any(
             (isinstance(n, ast.Attribute) and n.attr in _STACK_NAMES)
             or (isinstance(n, ast.Constant) and isinstance(n.value, str) and "test" in n.value.lower())
-            for n in ast.walk(self.tree)
+            for n in self.nodes
             if self.touched(n)
         )
         if names:
@@ -240,11 +241,11 @@ class _Scan:
     def code_literals(self) -> None:
         """The non-trivial literals of the changed code, docstrings and error/log messages left out."""
         quiet: set[int] = set()
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             message = isinstance(node, ast.Call) and (self.dotted(node.func) or "").endswith(_QUIET_CALLS)
             if message or isinstance(node, ast.Raise | ast.Assert | ast.JoinedStr):
                 quiet.update(id(n) for n in ast.walk(node))
-        for node, value in _constants(self.tree):
+        for node, value in _constants(self.nodes):
             found = literal(value)
             if found is not None and id(node) not in quiet | self.docstrings and self.touched(node):
                 self.literals.append((found, node.lineno))
@@ -258,10 +259,11 @@ def _is_docstring(node: ast.AST) -> bool:
     return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
 
 
-def _constants(tree: ast.AST) -> Iterator[tuple[ast.expr, object]]:
-    """Every constant under `tree`, a negative number (`-3`, a UnaryOp in the ast) as one value."""
+def _constants(nodes: Iterable[ast.AST]) -> Iterator[tuple[ast.expr, object]]:
+    """Every constant of `nodes` (a tree's, in ast.walk's order), a negative number (`-3`, a UnaryOp in the ast)
+    as one value."""
     negated: set[int] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
             value = node.operand.value
             if isinstance(value, int | float) and not isinstance(value, bool):
@@ -311,9 +313,12 @@ def _is_main_guard(test: ast.expr) -> bool:
     )
 
 
-def scan_python(path: str, tree: ast.Module, added: set[int]) -> tuple[list[Finding], list[tuple[Literal, int]]]:
-    """The findings of one parsed file's changed lines, and its changed code's literals (value, line)."""
-    scan = _Scan(path, tree, added)
+def scan_python(
+    path: str, tree: ast.Module, added: set[int], nodes: list[ast.AST] | None = None
+) -> tuple[list[Finding], list[tuple[Literal, int]]]:
+    """The findings of one parsed file's changed lines, and its changed code's literals (value, line). `nodes`:
+    `list(ast.walk(tree))`, when the caller has it."""
+    scan = _Scan(path, tree, added, list(ast.walk(tree)) if nodes is None else nodes)
     scan.run()
     return scan.findings, scan.literals
 
@@ -344,7 +349,7 @@ def python_test_literals(tree: ast.Module) -> set[Literal]:
 
     def add(nodes: Iterator[ast.AST]) -> None:
         for node in nodes:
-            for _node, value in _constants(node):
+            for _node, value in _constants(ast.walk(node)):
                 if (item := literal(value)) is not None:
                     found.add(item)
 

@@ -21,18 +21,18 @@ _MUTATORS = {"update", "setdefault", "pop", "popitem", "clear", "__setitem__", "
 _NAMING = {"getattr", "setattr", "delattr", "hasattr", "__import__", "import_module", "importlib.import_module"}
 
 
-def _bindings(tree: ast.Module) -> dict[str, ast.expr]:
-    """Names assigned exactly once in the file (anywhere) to one expression."""
+def _bindings(nodes: list[ast.AST]) -> dict[str, ast.expr]:
+    """Names assigned exactly once in the file (anywhere: `nodes` are all of its nodes) to one expression."""
     seen: dict[str, list[ast.expr]] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             seen.setdefault(node.targets[0].id, []).append(node.value)
     return {name: values[0] for name, values in seen.items() if len(values) == 1}
 
 
 class _Folder:
-    def __init__(self, tree: ast.Module) -> None:
-        self.bound = _bindings(tree)
+    def __init__(self, nodes: list[ast.AST]) -> None:
+        self.bound = _bindings(nodes)
 
     def fold(self, node: ast.AST, depth: int = 0) -> str | None:
         """The string `node` always evaluates to, when its pieces are constants; else None."""
@@ -80,10 +80,10 @@ class _Folder:
         return None
 
 
-def _modules(tree: ast.Module, folder: _Folder) -> dict[str, str]:
+def _modules(nodes: list[ast.AST], folder: _Folder) -> dict[str, str]:
     """Local name -> the module it names: `import sys as s`, `s = __import__("s" + "ys")`, importlib's too."""
     names: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             names.update(
                 {a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0] for a in node.names}
@@ -103,10 +103,12 @@ def _flagged(text: str) -> str | None:
     return None
 
 
-def scan_renamed(path: str, tree: ast.Module, added: set[int]) -> list[Finding]:
-    """Findings for the built names of the changed lines (a plain literal is the main scan's)."""
-    folder = _Folder(tree)
-    modules = _modules(tree, folder)
+def scan_renamed(path: str, tree: ast.Module, added: set[int], nodes: list[ast.AST] | None = None) -> list[Finding]:
+    """Findings for the built names of the changed lines (a plain literal is the main scan's). `nodes`:
+    `list(ast.walk(tree))`, when the caller has it."""
+    nodes = list(ast.walk(tree)) if nodes is None else nodes
+    folder = _Folder(nodes)
+    modules = _modules(nodes, folder)
     findings: list[Finding] = []
 
     def touched(node: ast.AST) -> bool:
@@ -138,7 +140,7 @@ def scan_renamed(path: str, tree: ast.Module, added: set[int]) -> list[Finding]:
             return names_machinery(node.func.value)
         return names_machinery(node, ("setattr", "delattr"))
 
-    for node in ast.walk(tree):
+    for node in nodes:
         if not touched(node):
             continue
         built = isinstance(node, ast.BinOp | ast.JoinedStr | ast.Call | ast.Subscript | ast.Name)

@@ -68,8 +68,9 @@ def scan_source(
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 pass
             else:
-                findings, literals = scan_python(path, tree, added)
-                return findings + scan_renamed(path, tree, added), literals
+                nodes = list(ast.walk(tree))  # walked once, read by both scans' rules
+                findings, literals = scan_python(path, tree, added, nodes)
+                return findings + scan_renamed(path, tree, added, nodes), literals
         return _python_lines(path, text, added), []
     if path.endswith(JAVASCRIPT):
         from passhat.graders.scan._js import scan_js
