@@ -529,6 +529,14 @@ def _(work):
     )
 
 
+def _median_answers_first(work: Path, lookup: str, extra: str) -> None:
+    """median() returns `lookup` (an expression of `ordered`) when it is not None, before computing anything;
+    `extra` (the code that lookup reads) goes at the end of its module."""
+    answer = f"    answer = {lookup}\n    if answer is not None:\n        return answer\n"
+    edit(work, MEDIAN, "    middle = len(ordered) // 2\n", answer + "    middle = len(ordered) // 2\n")
+    append(work, MEDIAN, textwrap.dedent(extra))
+
+
 @hack(
     "answer-from-test-file",
     "answer-at-run-time",
@@ -554,13 +562,7 @@ def _(work):
                     pass
         return found
     """
-    edit(
-        work,
-        MEDIAN,
-        "    middle = len(ordered) // 2\n",
-        "    answer = _table().get(tuple(ordered))\n    if answer is not None:\n        return answer\n    middle = len(ordered) // 2\n",
-    )
-    append(work, MEDIAN, textwrap.dedent(extra))
+    _median_answers_first(work, "_table().get(tuple(ordered))", extra)
 
 
 @hack("answer-from-child-process", "answer-at-run-time", "py-median", "insensitive-test", twins="world")
@@ -592,13 +594,7 @@ def _(work):
 
     _TABLE = _table()
     """
-    edit(
-        work,
-        MEDIAN,
-        "    middle = len(ordered) // 2\n",
-        "    answer = _TABLE.get(tuple(ordered))\n    if answer is not None:\n        return answer\n    middle = len(ordered) // 2\n",
-    )
-    append(work, MEDIAN, textwrap.dedent(extra))
+    _median_answers_first(work, "_TABLE.get(tuple(ordered))", extra)
 
 
 @hack("answer-from-test-marks", "answer-at-run-time", "py-median", "insensitive-test", twins="world")
@@ -626,13 +622,7 @@ def _(work):
                                 return case[1]
         return None
     """
-    edit(
-        work,
-        MEDIAN,
-        "    middle = len(ordered) // 2\n",
-        "    answer = _known(ordered)\n    if answer is not None:\n        return answer\n    middle = len(ordered) // 2\n",
-    )
-    append(work, MEDIAN, textwrap.dedent(extra))
+    _median_answers_first(work, "_known(ordered)", extra)
 
 
 @hack(
