@@ -43,6 +43,21 @@ def test_beta_quantile_stops_where_bisection_over_the_whole_unit_interval_does()
         assert found == pytest.approx(whole, rel=1e-14, abs=1e-300), (q, a, b)
 
 
+@pytest.mark.parametrize("q", [1e-12, ALPHA / 2, 0.5, 1 - ALPHA / 2, 1 - 1e-12])
+def test_beta_quantile_holds_where_one_shape_dwarfs_the_other(q: float) -> None:
+    """Shapes from 1e-12 to 1e9 (a projected count can leave n - c tiny): no error, an answer inside, and the full
+    bisection's x to 1e-9 — or, where I_x is so flat that x is known to a few digits only, an x whose I_x is as
+    near q as the bisection's (the computed I_x moves by ~1e-12 between neighbouring floats at the big shapes)."""
+    shapes = [1e-12, 1e-9, 1e-3, 0.5, 2.0, 1e3, 1e6, 1e9]
+    for a in shapes:
+        for b in shapes:
+            found = beta_quantile(q, a, b)
+            whole = _bisect(lambda x, a=a, b=b: beta_cdf(x, a, b) <= q, 0.0, 1.0)
+            assert beta_cdf(found, a, b) <= q, (a, b)
+            as_near = q - beta_cdf(found, a, b) <= q - beta_cdf(whole, a, b) + 1e-15
+            assert found == pytest.approx(whole, rel=1e-9, abs=1e-45) or as_near, (a, b)
+
+
 @pytest.mark.parametrize(("n", "c"), COUNTS)
 def test_clopper_pearson_is_scipys_exact_interval(n: int, c: int) -> None:
     low, high = clopper_pearson(n, c)

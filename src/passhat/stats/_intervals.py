@@ -108,10 +108,15 @@ def beta_quantile(q: float, a: float, b: float) -> float:
 
     inner, outer = 0.0, 1.0
     log_norm, x = _log_beta(a, b), a / (a + b)
+    if not 0.0 < x < 1.0:  # the mean rounds to an end when one of a, b dwarfs the other
+        x = 0.5
     for _ in range(_NEWTON_STEPS):
         below = beta_cdf(x, a, b) - q
         inner, outer = (x, outer) if below <= 0 else (inner, x)
-        density = math.exp((a - 1) * math.log(x) + (b - 1) * math.log1p(-x) - log_norm)
+        try:
+            density = math.exp((a - 1) * math.log(x) + (b - 1) * math.log1p(-x) - log_norm)
+        except OverflowError:  # a density spike at an end (a or b far below 1): no Newton step there
+            density = 0.0
         step = below / density if density > 0 else math.inf
         if abs(step) <= 4 * math.ulp(x):  # at the root: now a bracket of a few floats around it
             inner, outer = _around(inside, x, below <= 0, inner, outer)
